@@ -1,1 +1,105 @@
-//! placeholder
+//! spinpark's executor: a work-stealing runtime whose idle workers spin briefly, then park on
+//! a futex.
+//!
+//! Most users want the `spinpark` crate, which re-exports this one together with the reactor
+//! (`spinpark::net`, `spinpark::time`) and the `#[spinpark::main]` macro.
+//!
+//! ```
+//! let rt = spinpark_executor::Runtime::new().unwrap();
+//! let out = rt.block_on(async {
+//!     let a = spinpark_executor::spawn(async { 1 });
+//!     let b = spinpark_executor::spawn_blocking(|| 2);
+//!     a.await.unwrap() + b.await.unwrap()
+//! });
+//! assert_eq!(out, 3);
+//! ```
+//!
+//! # How it works
+//!
+//! * Tasks are [`async_task`] runnables. Each worker owns a `crossbeam-deque` FIFO queue and a
+//!   LIFO slot; a global injector takes tasks from other threads; idle workers steal
+//!   (`worker.rs`, `scheduler.rs`).
+//! * An idle worker spins for a bounded window, then parks on one shared futex word; a
+//!   producer makes a wake syscall only when nobody spins and somebody sleeps, and wakes one.
+//!   The whole protocol, with the argument that no wake-up is lost, is in `idle.rs`.
+//! * An I/O reactor plugs in through [`Driver`]: spinning workers poll it, the last worker to
+//!   park blocks in it.
+//! * [`Runtime::metrics`] counts polls, steals, spins, parks and wake syscalls, so you can see
+//!   why a request did or did not cost a context switch.
+
+#![warn(missing_docs)]
+
+mod futex;
+mod idle;
+mod sync;
+
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod loom_model;
+
+/// Everything but the idle protocol is left out of `--cfg loom` builds, which model-check only
+/// `idle.rs` (crossbeam's queues and real threads are not loom-aware).
+macro_rules! not_loom {
+    ($($item:item)*) => { $( #[cfg(not(loom))] $item )* };
+}
+
+not_loom! {
+mod blocking;
+pub mod coop;
+mod context;
+mod driver;
+mod join;
+mod metrics;
+mod runtime;
+mod scheduler;
+mod tasks;
+mod worker;
+mod yield_now;
+
+pub use driver::Driver;
+pub use join::{JoinError, JoinHandle};
+pub use metrics::{RuntimeMetrics, WorkerMetrics};
+pub use runtime::{Builder, Handle, Runtime, TryCurrentError, DEFAULT_SPIN};
+pub use yield_now::yield_now;
+
+use std::future::Future;
+
+/// Spawns a task on the current runtime and returns a handle to await its output.
+///
+/// On a worker the task goes to that worker's queue (other workers steal it if they are idle);
+/// elsewhere (inside `block_on`, on a blocking thread) to the runtime's global queue.
+///
+/// # Panics
+/// Outside a spinpark runtime, with a message that says so.
+#[track_caller]
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    match Handle::try_current() {
+        Ok(h) => h.spawn(future),
+        Err(_) => panic!(
+            "spinpark::spawn called outside a spinpark runtime: call it from a task, from \
+             Runtime::block_on, or from #[spinpark::main], or use Handle::spawn"
+        ),
+    }
+}
+
+/// Runs `f` on the runtime's blocking pool, a separate set of threads that may block (file
+/// I/O, CPU-heavy work, a blocking library) without holding up the workers.
+///
+/// # Panics
+/// Outside a spinpark runtime.
+#[track_caller]
+pub fn spawn_blocking<F, R>(f: F) -> JoinHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    match Handle::try_current() {
+        Ok(h) => h.spawn_blocking(f),
+        Err(_) => panic!("spinpark::spawn_blocking called outside a spinpark runtime"),
+    }
+}
+}

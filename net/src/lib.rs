@@ -1,1 +1,59 @@
-//! placeholder
+//! spinpark's reactor: TCP sockets and timers on an edge-triggered epoll, polled by the
+//! runtime's spinning workers.
+//!
+//! Most users reach this crate through `spinpark::net` and `spinpark::time`.
+//!
+//! ```
+//! use futures_util::{AsyncReadExt, AsyncWriteExt};
+//! use spinpark_net::{TcpListener, TcpStream};
+//!
+//! let rt = spinpark_executor::Runtime::new().unwrap();
+//! rt.block_on(async {
+//!     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+//!     let addr = listener.local_addr().unwrap();
+//!     let server = spinpark_executor::spawn(async move {
+//!         let (mut s, _) = listener.accept().await.unwrap();
+//!         let mut buf = [0; 5];
+//!         s.read_exact(&mut buf).await.unwrap();
+//!         s.write_all(&buf).await.unwrap();
+//!     });
+//!     let mut c = TcpStream::connect(addr).await.unwrap();
+//!     c.write_all(b"hello").await.unwrap();
+//!     let mut buf = [0; 5];
+//!     c.read_exact(&mut buf).await.unwrap();
+//!     assert_eq!(&buf, b"hello");
+//!     server.await.unwrap();
+//! });
+//! ```
+//!
+//! # How it works
+//!
+//! * One epoll instance per runtime, created on first use. Each socket is registered once,
+//!   edge-triggered, for reading, writing and peer close; its readiness lives in a word with a
+//!   tick so an edge is never lost between a `WouldBlock` and clearing the bit
+//!   (`source.rs`).
+//! * The reactor is the runtime's [`spinpark_executor::Driver`]: a spinning worker polls it
+//!   without blocking, so a request that arrives while a worker spins is picked up by that
+//!   worker with no thread woken; the last worker to park blocks in `epoll_wait` until the
+//!   next timer (`reactor.rs`).
+//! * Timers live in an ordered map and fire on every reactor turn (`timer.rs`).
+//! * Each I/O operation takes one unit of the task's cooperative budget, so a task whose
+//!   socket is always ready still lets its neighbours run.
+
+#![warn(missing_docs)]
+
+mod io_source;
+mod reactor;
+mod source;
+mod sys;
+pub mod tcp;
+mod timer;
+
+pub use tcp::{TcpListener, TcpStream};
+
+/// Timers: `sleep`, `sleep_until`, `timeout`, `interval`.
+pub mod time {
+    pub use crate::timer::{
+        interval, sleep, sleep_until, timeout, Elapsed, Interval, Sleep, Timeout,
+    };
+}

@@ -1,0 +1,166 @@
+//! The pool behind `spawn_blocking`: threads for closures that block.
+//!
+//! These threads are not workers: they never spin, never park on the sleepers word, and are
+//! not counted anywhere in the idle protocol. A thread is started when a closure arrives and
+//! no pool thread is idle, up to a bound; a thread that has idled for the keep-alive period
+//! exits. Closures beyond the bound wait in a FIFO queue.
+
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use async_task::Runnable;
+
+use crate::context;
+use crate::runtime::Handle;
+
+pub(crate) struct BlockingPool {
+    state: Mutex<State>,
+    cond: Condvar,
+    /// Signalled when a thread exits, for `shutdown`.
+    exited: Condvar,
+    max_threads: usize,
+    keep_alive: Duration,
+    name: String,
+}
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<Runnable>,
+    threads: usize,
+    idle: usize,
+    shutdown: bool,
+}
+
+impl BlockingPool {
+    pub(crate) fn new(max_threads: usize, keep_alive: Duration, name: String) -> Self {
+        Self {
+            state: Mutex::new(State::default()),
+            cond: Condvar::new(),
+            exited: Condvar::new(),
+            max_threads: max_threads.max(1),
+            keep_alive,
+            name,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A closure's panic is caught by its task wrapper, so the lock is never poisoned by
+        // one; recover anyway rather than cascade a panic.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues `runnable` and makes sure a thread will run it.
+    pub(crate) fn schedule(&self, runnable: Runnable, handle: &Handle) {
+        let mut st = self.lock();
+        if st.shutdown {
+            drop(st);
+            drop(runnable);
+            return;
+        }
+        st.queue.push_back(runnable);
+        if st.idle > 0 {
+            self.cond.notify_one();
+        } else if st.threads < self.max_threads {
+            st.threads += 1;
+            drop(st);
+            let handle = handle.clone();
+            let spawned = thread::Builder::new()
+                .name(self.name.clone())
+                .spawn(move || handle.shared.blocking.thread_main(handle.clone()));
+            if spawned.is_err() {
+                // Could not start a thread: the closure waits for an existing one, if any.
+                let mut st = self.lock();
+                st.threads -= 1;
+                if st.threads == 0 {
+                    // Nobody could ever run it; drop it so its JoinHandle reports cancellation.
+                    st.queue.clear();
+                }
+            }
+        }
+    }
+
+    fn thread_main(&self, handle: Handle) {
+        let _enter = context::enter(handle, false);
+        let mut st = self.lock();
+        loop {
+            if let Some(r) = st.queue.pop_front() {
+                drop(st);
+                r.run();
+                st = self.lock();
+                continue;
+            }
+            if st.shutdown {
+                break;
+            }
+            st.idle += 1;
+            let deadline = Instant::now() + self.keep_alive;
+            let mut timed_out = false;
+            while st.queue.is_empty() && !st.shutdown {
+                let now = Instant::now();
+                if now >= deadline {
+                    timed_out = true;
+                    break;
+                }
+                st = self
+                    .cond
+                    .wait_timeout(st, deadline - now)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            st.idle -= 1;
+            if timed_out && st.queue.is_empty() {
+                break;
+            }
+        }
+        st.threads -= 1;
+        self.exited.notify_all();
+    }
+
+    /// Stops accepting closures, drops queued ones, and waits up to `timeout` for the running
+    /// ones to finish. Returns whether every pool thread exited in time.
+    pub(crate) fn shutdown(&self, timeout: Option<Duration>) -> bool {
+        let mut st = self.lock();
+        st.shutdown = true;
+        let queued = std::mem::take(&mut st.queue);
+        self.cond.notify_all();
+        drop(st);
+        drop(queued);
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut st = self.lock();
+        while st.threads > 0 {
+            match deadline {
+                None => st = self.exited.wait(st).unwrap_or_else(|e| e.into_inner()),
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        return false;
+                    }
+                    st = self
+                        .exited
+                        .wait_timeout(st, d - now)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                }
+            }
+        }
+        true
+    }
+
+    /// Pool threads currently alive (for tests and metrics).
+    pub(crate) fn threads(&self) -> usize {
+        self.lock().threads
+    }
+}
+
+impl Drop for BlockingPool {
+    fn drop(&mut self) {
+        // Only reached when the runtime's shared state is freed; the threads hold handles, so
+        // they are all gone by then.
+        let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        debug_assert_eq!(st.threads, 0);
+        st.queue.clear();
+    }
+}
+

@@ -1,0 +1,516 @@
+//! [`Builder`], [`Runtime`] and [`Handle`]: starting, using and stopping a runtime.
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! let rt = spinpark_executor::Builder::new()
+//!     .worker_threads(2)
+//!     .spin(Duration::from_micros(100))
+//!     .build()
+//!     .unwrap();
+//! let sum = rt.block_on(async {
+//!     let tasks: Vec<_> = (0..10u64).map(|i| spinpark_executor::spawn(async move { i * i })).collect();
+//!     let mut sum = 0;
+//!     for t in tasks {
+//!         sum += t.await.unwrap();
+//!     }
+//!     sum
+//! });
+//! assert_eq!(sum, 285);
+//! ```
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread;
+use std::time::Duration;
+
+use crossbeam_deque::{Injector, Worker};
+
+use crate::blocking::BlockingPool;
+use crate::context;
+use crate::driver::Driver;
+use crate::futex::SysFutex;
+use crate::idle::{Sleepers, SpinPolicy, MAX_WORKERS};
+use crate::join::{AbortFlag, Guarded, JoinHandle, Registration};
+use crate::tasks::TaskList;
+use crate::metrics::{GlobalCounters, RuntimeMetrics, WorkerCounters};
+use crate::scheduler::{Shared, ThreadHook};
+
+/// The default spin window.
+///
+/// Measured on a 2-vCPU VM with the `rpc` benchmark's gap mode: a worker that parks wakes in
+/// 20-60 us (a futex wake landing on a halted vCPU, then the scheduler), so a request that
+/// finds every worker parked costs that much more than one that finds a spinner. Requests
+/// spaced up to 200 us apart are common in RPC servers under light load; a 250 us window keeps
+/// them on the fast path while bounding the CPU burned per idle period to 250 us of one core
+/// (at most `max_spinners` cores spin at once, and the spinner yields its core regularly).
+pub const DEFAULT_SPIN: Duration = Duration::from_micros(250);
+
+/// Configures and builds a [`Runtime`].
+pub struct Builder {
+    workers: Option<usize>,
+    spin: Duration,
+    max_spinners: Option<usize>,
+    thread_name: String,
+    on_start: Option<ThreadHook>,
+    on_stop: Option<ThreadHook>,
+    max_blocking: usize,
+    blocking_keep_alive: Duration,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("worker_threads", &self.workers)
+            .field("spin", &self.spin)
+            .field("max_spinners", &self.max_spinners)
+            .field("thread_name", &self.thread_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Builder {
+    /// A builder with the defaults: one worker per available CPU, a [`DEFAULT_SPIN`] window,
+    /// at most `max(1, workers / 2)` spinners.
+    pub fn new() -> Self {
+        Self {
+            workers: None,
+            spin: DEFAULT_SPIN,
+            max_spinners: None,
+            thread_name: "spinpark-worker".into(),
+            on_start: None,
+            on_stop: None,
+            max_blocking: 64,
+            blocking_keep_alive: Duration::from_secs(10),
+        }
+    }
+
+    /// The number of worker threads (default: available parallelism, at most 255).
+    pub fn worker_threads(mut self, n: usize) -> Self {
+        self.workers = Some(n);
+        self
+    }
+
+    /// How long an idle worker spins looking for work before it parks. `Duration::ZERO`
+    /// turns spinning off: an idle worker scans the queues once, then parks.
+    ///
+    /// Written as a string (for the macros' `spin = "..."`), a duration is a number followed
+    /// by one of the units `ns`, `us`, `ms`, `s`, or `0`.
+    pub fn spin(mut self, window: Duration) -> Self {
+        self.spin = window;
+        self
+    }
+
+    /// At most this many workers spin at once (default `max(1, workers / 2)`, so that a core
+    /// is always left to other threads). Clamped to `1..=workers`.
+    pub fn max_spinners(mut self, n: usize) -> Self {
+        self.max_spinners = Some(n);
+        self
+    }
+
+    /// The name of worker threads (and, with `-blocking`, of blocking-pool threads).
+    pub fn thread_name(mut self, name: impl Into<String>) -> Self {
+        self.thread_name = name.into();
+        self
+    }
+
+    /// Runs `f` on each worker thread as it starts.
+    pub fn on_thread_start(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
+        self.on_start = Some(Arc::new(f));
+        self
+    }
+
+    /// Runs `f` on each worker thread as it stops.
+    pub fn on_thread_stop(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
+        self.on_stop = Some(Arc::new(f));
+        self
+    }
+
+    /// The most threads `spawn_blocking` may use at once (default 64).
+    pub fn max_blocking_threads(mut self, n: usize) -> Self {
+        self.max_blocking = n;
+        self
+    }
+
+    /// How long an idle blocking-pool thread waits for work before it exits (default 10 s).
+    pub fn thread_keep_alive(mut self, d: Duration) -> Self {
+        self.blocking_keep_alive = d;
+        self
+    }
+
+    /// Starts the worker threads.
+    ///
+    /// # Errors
+    /// `InvalidInput` for zero or more than 255 workers; the OS error if a thread cannot be
+    /// started.
+    pub fn build(self) -> io::Result<Runtime> {
+        let workers = self
+            .workers
+            .unwrap_or_else(|| {
+                thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+                    .min(MAX_WORKERS)
+            });
+        if workers == 0 || workers > MAX_WORKERS {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("spinpark: worker_threads must be 1..={MAX_WORKERS}, got {workers}"),
+            ));
+        }
+        let max_spinners = self.max_spinners.unwrap_or((workers / 2).max(1));
+        let queues: Vec<Worker<_>> = (0..workers).map(|_| Worker::new_fifo()).collect();
+        let shared = Arc::new(Shared {
+            injector: Injector::new(),
+            stealers: queues.iter().map(Worker::stealer).collect(),
+            sleepers: Sleepers::new(SysFutex, workers, max_spinners),
+            policy: SpinPolicy { window: self.spin },
+            driver: OnceLock::new(),
+            driver_polling: AtomicBool::new(false),
+            tasks: Arc::new(TaskList::new()),
+            counters: (0..workers).map(|_| WorkerCounters::default()).collect(),
+            global: GlobalCounters::default(),
+            blocking: BlockingPool::new(
+                self.max_blocking,
+                self.blocking_keep_alive,
+                format!("{}-blocking", self.thread_name),
+            ),
+        });
+        let handle = Handle { shared };
+        let mut rt = Runtime {
+            handle: handle.clone(),
+            threads: Vec::with_capacity(workers),
+        };
+        for (index, queue) in queues.into_iter().enumerate() {
+            let handle = handle.clone();
+            let (on_start, on_stop) = (self.on_start.clone(), self.on_stop.clone());
+            let t = thread::Builder::new()
+                .name(format!("{}-{index}", self.thread_name))
+                .spawn(move || crate::worker::run(handle, index, queue, on_start, on_stop))
+                .map_err(|e| io::Error::new(e.kind(), format!("spinpark: starting worker {index}: {e}")))?;
+            // On error, `rt` drops here and stops the workers already started.
+            rt.threads.push(t);
+        }
+        Ok(rt)
+    }
+}
+
+/// A running spinpark runtime: its worker threads and everything spawned on it.
+///
+/// Dropping it shuts it down: workers finish the task they are running, every task that has
+/// not finished is dropped (its destructor runs; awaiting its [`JoinHandle`] elsewhere yields a
+/// cancelled [`crate::JoinError`]), and the worker threads are joined. Running
+/// `spawn_blocking` closures are waited for; use [`Runtime::shutdown_timeout`] to bound that.
+pub struct Runtime {
+    handle: Handle,
+    threads: Vec<thread::JoinHandle<()>>,
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("workers", &self.threads.len())
+            .finish()
+    }
+}
+
+impl Runtime {
+    /// A runtime with [`Builder::new`]'s defaults.
+    pub fn new() -> io::Result<Runtime> {
+        Builder::new().build()
+    }
+
+    /// Runs `future` to completion on the current thread, with this runtime as the current
+    /// one (so `spawn` and I/O inside it use this runtime), and returns its output. Spawned
+    /// tasks run on the workers meanwhile.
+    ///
+    /// # Panics
+    /// If called from inside a runtime (a worker, a blocking-pool thread, or another
+    /// `block_on`): that would block a thread the runtime needs and could deadlock.
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.handle.block_on(future)
+    }
+
+    /// Spawns a task on this runtime; see [`crate::spawn`].
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(future)
+    }
+
+    /// Runs a blocking closure on the blocking pool; see [`crate::spawn_blocking`].
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.handle.spawn_blocking(f)
+    }
+
+    /// A cheap, clonable handle to this runtime.
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    /// A snapshot of this runtime's counters.
+    pub fn metrics(&self) -> RuntimeMetrics {
+        self.handle.metrics()
+    }
+
+    /// Shuts down like dropping the runtime, but waits at most `timeout` for running
+    /// `spawn_blocking` closures; those still running are left to finish on their own.
+    pub fn shutdown_timeout(mut self, timeout: Duration) {
+        self.shutdown(Some(timeout));
+    }
+
+    fn shutdown(&mut self, blocking_timeout: Option<Duration>) {
+        let shared = &self.handle.shared;
+        shared.sleepers.shutdown(|| shared.unpark_driver());
+        let me = thread::current().id();
+        for t in self.threads.drain(..) {
+            if t.thread().id() == me {
+                // Dropped from inside one of its own tasks: that worker exits by itself.
+                continue;
+            }
+            // A worker never panics (task panics are caught); if one did, there is nothing
+            // more to do for it here.
+            let _ = t.join();
+        }
+        // Wakers held by the reactor (I/O, timers) keep their tasks alive; drop them so those
+        // tasks are dropped too.
+        if let Some(d) = shared.driver.get() {
+            d.shutdown();
+        }
+        // Every task still alive waits on something outside the queues; waking it now drops
+        // it (see `Shared::schedule`).
+        shared.tasks.wake_all();
+        while let Some(r) = steal_one(&shared.injector) {
+            drop(r);
+        }
+        shared.blocking.shutdown(blocking_timeout);
+    }
+}
+
+fn steal_one<T>(injector: &Injector<T>) -> Option<T> {
+    loop {
+        match injector.steal() {
+            crossbeam_deque::Steal::Success(t) => return Some(t),
+            crossbeam_deque::Steal::Empty => return None,
+            crossbeam_deque::Steal::Retry => {}
+        }
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.shutdown(None);
+    }
+}
+
+/// A handle to a runtime: spawn onto it, enter it, read its metrics. Clones are cheap.
+#[derive(Clone)]
+pub struct Handle {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl fmt::Debug for Handle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handle")
+            .field("workers", &self.shared.stealers.len())
+            .finish()
+    }
+}
+
+impl Handle {
+    /// The handle of the runtime the current thread is in.
+    ///
+    /// # Panics
+    /// Outside a runtime; see [`Handle::try_current`].
+    #[track_caller]
+    pub fn current() -> Handle {
+        Self::try_current().expect(
+            "there is no spinpark runtime here: call this from a task, from inside \
+             Runtime::block_on, or from #[spinpark::main]",
+        )
+    }
+
+    /// The handle of the runtime the current thread is in, or an error outside one.
+    pub fn try_current() -> Result<Handle, TryCurrentError> {
+        context::current().ok_or(TryCurrentError(()))
+    }
+
+    /// Spawns a task on this runtime; see [`crate::spawn`].
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let abort = Arc::new(AbortFlag::default());
+        let shared = self.shared.clone();
+        let key = Arc::new(OnceLock::new());
+        let registration = Registration {
+            tasks: self.shared.tasks.clone(),
+            key: key.clone(),
+        };
+        let guarded = Guarded::new(future, abort.clone(), Some(registration));
+        let (runnable, task) = async_task::Builder::new().spawn(
+            move |()| guarded,
+            async_task::WithInfo(move |r, info: async_task::ScheduleInfo| {
+                shared.schedule(r, info.woken_while_running)
+            }),
+        );
+        let waker = runnable.waker();
+        // Registered before it can run, so it is never live and unlisted.
+        let _ = key.set(self.shared.tasks.insert(waker.clone()));
+        self.shared.schedule_new(runnable);
+        JoinHandle::new(task, abort, waker)
+    }
+
+    /// Runs a blocking closure on the blocking pool; see [`crate::spawn_blocking`].
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let abort = Arc::new(AbortFlag::default());
+        let handle = self.clone();
+        let guarded = Guarded::new(
+            {
+                let mut f = Some(f);
+                std::future::poll_fn(move |_| Poll::Ready(f.take().expect("polled once")()))
+            },
+            abort.clone(),
+            None,
+        );
+        let (runnable, task) = async_task::spawn(guarded, move |r| {
+            handle.shared.blocking.schedule(r, &handle)
+        });
+        let waker = runnable.waker();
+        crate::metrics::bump(&self.shared.global.spawned);
+        runnable.schedule();
+        JoinHandle::new(task, abort, waker)
+    }
+
+    /// Runs `future` to completion on the current thread; see [`Runtime::block_on`].
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        assert!(
+            !context::block_on_forbidden(),
+            "Runtime::block_on called from inside a spinpark runtime (a task, a blocking-pool \
+             thread, or another block_on): that would block a thread the runtime needs. \
+             Use `.await` instead, or spawn_blocking to run blocking code."
+        );
+        let _enter = context::enter(self.clone(), true);
+        let signal = Arc::new(ThreadSignal {
+            thread: thread::current(),
+            notified: AtomicBool::new(false),
+        });
+        let waker = Waker::from(signal.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut future = pin!(future);
+        loop {
+            if let Poll::Ready(v) = future.as_mut().poll(&mut cx) {
+                return v;
+            }
+            // Acquire: pairs with the Release in `wake`, so what the waker published before
+            // waking us is visible when we poll again.
+            while !signal.notified.swap(false, Ordering::Acquire) {
+                thread::park();
+            }
+        }
+    }
+
+    /// A snapshot of this runtime's counters.
+    pub fn metrics(&self) -> RuntimeMetrics {
+        let s = &self.shared;
+        use std::sync::atomic::Ordering::Relaxed;
+        RuntimeMetrics {
+            tasks_spawned: s.global.spawned.load(Relaxed),
+            remote_schedules: s.global.remote_schedules.load(Relaxed),
+            remote_wakes: s.global.remote_wakes.load(Relaxed),
+            workers: s.counters.iter().map(WorkerCounters::snapshot).collect(),
+        }
+    }
+
+    /// The number of worker threads.
+    pub fn worker_threads(&self) -> usize {
+        self.shared.stealers.len()
+    }
+
+    /// The number of tasks spawned on this runtime that have not finished (or been dropped).
+    pub fn live_tasks(&self) -> usize {
+        self.shared.tasks.len()
+    }
+
+    /// The number of `spawn_blocking` threads alive now.
+    pub fn blocking_threads(&self) -> usize {
+        self.shared.blocking.threads()
+    }
+
+    /// This runtime's I/O driver, building and installing it with `make` if it has none yet.
+    /// This is how a reactor (spinpark-net's) joins the runtime; applications do not call it.
+    pub fn driver_or_install(
+        &self,
+        make: impl FnOnce() -> io::Result<Box<dyn Driver>>,
+    ) -> io::Result<&dyn Driver> {
+        self.shared.driver_or_install(make)
+    }
+
+    /// This runtime's I/O driver, if one is installed.
+    pub fn driver(&self) -> Option<&dyn Driver> {
+        self.shared.driver.get().map(|d| &**d)
+    }
+
+    /// Whether the runtime is shutting down (or shut down).
+    pub fn is_shutdown(&self) -> bool {
+        self.shared.sleepers.is_shutdown()
+    }
+
+    /// The idle state now: (workers parked on the futex, workers spinning, whether a worker
+    /// is parked in the driver). For diagnostics and tests.
+    pub fn idle_state(&self) -> (u32, u32, bool) {
+        self.shared.sleepers.snapshot()
+    }
+}
+
+/// Returned by [`Handle::try_current`] outside a runtime.
+#[derive(Debug)]
+pub struct TryCurrentError(());
+
+impl fmt::Display for TryCurrentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("there is no spinpark runtime on this thread")
+    }
+}
+
+impl std::error::Error for TryCurrentError {}
+
+struct ThreadSignal {
+    thread: thread::Thread,
+    notified: AtomicBool,
+}
+
+impl Wake for ThreadSignal {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        // Release: see `block_on`.
+        if !self.notified.swap(true, Ordering::Release) {
+            self.thread.unpark();
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! Where tasks go when they are spawned or woken, and who gets told.
+//!
+//! A task woken on one of this runtime's workers goes to that worker: into its LIFO slot (the
+//! task the running task just woke is usually the one that should run next, while its data is
+//! still in cache), or, if it yielded, to the back of its local queue. A task spawned on a
+//! worker goes to the back of the local queue. Anything else (spawns and wakes from other
+//! threads) goes to the global injector. Every push that another worker may need to pick up is
+//! followed by [`Shared::notify`], which wakes a parked worker only if nobody is spinning; the
+//! LIFO slot is the exception, because its owner runs it next anyway.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::OnceLock;
+
+use async_task::Runnable;
+use crossbeam_deque::{Injector, Stealer};
+
+use crate::blocking::BlockingPool;
+use crate::context;
+use crate::driver::Driver;
+use crate::futex::SysFutex;
+use crate::idle::{Sleepers, SpinPolicy, Woke};
+use crate::metrics::{bump, GlobalCounters, WorkerCounters};
+
+/// Callbacks run on each worker thread as it starts and stops.
+pub(crate) type ThreadHook = std::sync::Arc<dyn Fn() + Send + Sync>;
+
+/// State shared by all of one runtime's threads.
+pub(crate) struct Shared {
+    pub(crate) injector: Injector<Runnable>,
+    pub(crate) stealers: Vec<Stealer<Runnable>>,
+    pub(crate) sleepers: Sleepers<SysFutex>,
+    pub(crate) policy: SpinPolicy,
+    pub(crate) driver: OnceLock<Box<dyn Driver>>,
+    /// Held by the one spinner that polls the driver, so spinners do not pile into epoll.
+    pub(crate) driver_polling: AtomicBool,
+    pub(crate) tasks: std::sync::Arc<crate::tasks::TaskList>,
+    pub(crate) counters: Vec<WorkerCounters>,
+    pub(crate) global: GlobalCounters,
+    pub(crate) blocking: BlockingPool,
+}
+
+impl Shared {
+    /// Schedules a task that was woken. `yielded`: it woke itself while running.
+    pub(crate) fn schedule(&self, runnable: Runnable, yielded: bool) {
+        if self.sleepers.is_shutdown() {
+            // Dropping a runnable drops its future: the runtime is gone, nobody will run it.
+            drop(runnable);
+            return;
+        }
+        context::with_worker(|local| match local {
+            Some(local) if local.belongs_to(self) => {
+                if yielded {
+                    local.queue.push(runnable);
+                    self.notify_from(Some(local.index));
+                } else if let Some(prev) = local.lifo.replace(Some(runnable)) {
+                    local.queue.push(prev);
+                    self.notify_from(Some(local.index));
+                }
+            }
+            _ => self.push_remote(runnable),
+        })
+    }
+
+    /// Schedules a newly spawned task.
+    pub(crate) fn schedule_new(&self, runnable: Runnable) {
+        bump(&self.global.spawned);
+        context::with_worker(|local| match local {
+            Some(local) if local.belongs_to(self) => {
+                local.queue.push(runnable);
+                self.notify_from(Some(local.index));
+            }
+            _ => self.push_remote(runnable),
+        })
+    }
+
+    fn push_remote(&self, runnable: Runnable) {
+        bump(&self.global.remote_schedules);
+        self.injector.push(runnable);
+        self.notify_from(None);
+    }
+
+    /// Work was made visible: wake a parked worker unless somebody is looking for work.
+    pub(crate) fn notify_from(&self, worker: Option<usize>) {
+        let woke = self.sleepers.notify(|| self.unpark_driver());
+        self.count_wake(woke, worker);
+    }
+
+    pub(crate) fn count_wake(&self, woke: Woke, worker: Option<usize>) {
+        if woke != Woke::Nobody {
+            match worker {
+                Some(i) => bump(&self.counters[i].wakes),
+                None => bump(&self.global.remote_wakes),
+            }
+        }
+    }
+
+    pub(crate) fn unpark_driver(&self) {
+        if let Some(d) = self.driver.get() {
+            d.unpark();
+        }
+    }
+
+    /// The driver, installing the one `make` builds if there is none yet.
+    pub(crate) fn driver_or_install(
+        &self,
+        make: impl FnOnce() -> std::io::Result<Box<dyn Driver>>,
+    ) -> std::io::Result<&dyn Driver> {
+        if let Some(d) = self.driver.get() {
+            return Ok(&**d);
+        }
+        let made = make()?;
+        // Losing a race to another thread's installation is fine: ours is dropped.
+        let won = self.driver.set(made).is_ok();
+        if won {
+            // Workers that parked before the driver existed sleep on the futex; get one up so
+            // that the last worker to park again blocks in the driver and timers fire.
+            self.notify_from(None);
+        }
+        Ok(&**self.driver.get().expect("just installed"))
+    }
+}

@@ -1,0 +1,258 @@
+//! A worker thread: run tasks, and when there are none, go idle through [`crate::idle`].
+//!
+//! Where a worker looks for its next task, in order:
+//!
+//! 1. every 61st task, the global injector first, so remote spawns cannot starve behind a
+//!    busy local queue;
+//! 2. its LIFO slot (the task the last task woke), at most three times in a row, so two tasks
+//!    that keep waking each other cannot starve the queue;
+//! 3. its local queue, then the injector, then the other workers' queues (stealing half).
+//!
+//! A busy worker also polls the reactor (without blocking) every 61 tasks, so I/O is noticed
+//! even when no worker is idle.
+
+use std::cell::Cell;
+use std::sync::atomic::Ordering::{Acquire, Release};
+use std::sync::Arc;
+
+use async_task::Runnable;
+use crossbeam_deque::{Steal, Worker};
+
+use crate::context;
+use crate::idle::Parked;
+use crate::metrics::bump;
+use crate::runtime::Handle;
+use crate::scheduler::{Shared, ThreadHook};
+
+/// How many tasks run between checks of the injector and of the reactor.
+const GLOBAL_INTERVAL: u32 = 61;
+/// How many times in a row the LIFO slot may be preferred over the queue.
+const MAX_LIFO_STREAK: u32 = 3;
+
+/// A worker's own state, reachable from its thread through `context::with_worker`.
+pub(crate) struct Local {
+    shared: *const Shared,
+    pub(crate) index: usize,
+    pub(crate) queue: Worker<Runnable>,
+    pub(crate) lifo: Cell<Option<Runnable>>,
+    lifo_streak: Cell<u32>,
+    tick: Cell<u32>,
+}
+
+impl Local {
+    pub(crate) fn belongs_to(&self, shared: &Shared) -> bool {
+        std::ptr::eq(self.shared, shared)
+    }
+}
+
+/// The body of worker thread `index`.
+pub(crate) fn run(
+    handle: Handle,
+    index: usize,
+    queue: Worker<Runnable>,
+    on_start: Option<ThreadHook>,
+    on_stop: Option<ThreadHook>,
+) {
+    if let Some(f) = &on_start {
+        f();
+    }
+    let shared: Arc<Shared> = handle.shared.clone();
+    let local = Local {
+        shared: Arc::as_ptr(&shared),
+        index,
+        queue,
+        lifo: Cell::new(None),
+        lifo_streak: Cell::new(0),
+        tick: Cell::new(0),
+    };
+    {
+        let _enter = context::enter(handle, true);
+        let _worker = context::set_worker(&local);
+        let w = WorkerRef {
+            shared: &shared,
+            local: &local,
+        };
+        w.run_loop();
+        // Shutdown: drop what is still queued here. Dropping a runnable drops its future,
+        // whose destructor may wake other tasks; `schedule` drops those too once shut down.
+        while let Some(r) = local.lifo.take().or_else(|| local.queue.pop()) {
+            drop(r);
+        }
+    }
+    if let Some(f) = &on_stop {
+        f();
+    }
+}
+
+struct WorkerRef<'a> {
+    shared: &'a Shared,
+    local: &'a Local,
+}
+
+impl WorkerRef<'_> {
+    fn run_loop(&self) {
+        loop {
+            while let Some(task) = self.next_task() {
+                self.run_task(task);
+                if self.shared.sleepers.is_shutdown() {
+                    return;
+                }
+            }
+            match self.idle() {
+                Some(task) => self.run_task(task),
+                None => return,
+            }
+        }
+    }
+
+    fn run_task(&self, task: Runnable) {
+        bump(&self.shared.counters[self.local.index].polls);
+        let tick = self.local.tick.get().wrapping_add(1);
+        self.local.tick.set(tick);
+        crate::coop::reset();
+        // A panic inside the task's future is caught by `Guarded`; `run` itself does not
+        // unwind otherwise.
+        task.run();
+        if tick % GLOBAL_INTERVAL == 0 {
+            self.poll_driver();
+        }
+    }
+
+    /// The next task from this worker's own sources or anybody else's; see the module docs.
+    fn next_task(&self) -> Option<Runnable> {
+        let local = self.local;
+        if local.tick.get() % GLOBAL_INTERVAL == GLOBAL_INTERVAL - 1 {
+            if let Some(t) = self.steal_injector() {
+                return Some(t);
+            }
+        }
+        if let Some(t) = local.lifo.take() {
+            let streak = local.lifo_streak.get() + 1;
+            if streak <= MAX_LIFO_STREAK {
+                local.lifo_streak.set(streak);
+                return Some(t);
+            }
+            // Too many in a row: the LIFO task goes behind the queue like any other.
+            local.queue.push(t);
+        }
+        local.lifo_streak.set(0);
+        local
+            .queue
+            .pop()
+            .or_else(|| self.steal_injector())
+            .or_else(|| self.steal_others())
+    }
+
+    fn steal_injector(&self) -> Option<Runnable> {
+        loop {
+            match self.shared.injector.steal_batch_and_pop(&self.local.queue) {
+                Steal::Success(t) => return Some(t),
+                Steal::Empty => return None,
+                Steal::Retry => std::hint::spin_loop(),
+            }
+        }
+    }
+
+    fn steal_others(&self) -> Option<Runnable> {
+        let stealers = &self.shared.stealers;
+        let n = stealers.len();
+        if n <= 1 {
+            return None;
+        }
+        // Start after ourselves, so workers do not all raid worker 0 first.
+        loop {
+            let mut retry = false;
+            for k in 1..n {
+                let victim = (self.local.index + k) % n;
+                match stealers[victim].steal_batch_and_pop(&self.local.queue) {
+                    Steal::Success(t) => {
+                        bump(&self.shared.counters[self.local.index].steals);
+                        return Some(t);
+                    }
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+            if !retry {
+                return None;
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// Whether work is queued behind the task a spinner just took: then another worker should
+    /// come and help (the chain wake).
+    fn more_work_queued(&self) -> bool {
+        !self.local.queue.is_empty() || !self.shared.injector.is_empty()
+    }
+
+    /// Polls the reactor without blocking, unless another worker is already doing so. Returns
+    /// whether it dispatched anything.
+    fn poll_driver(&self) -> bool {
+        let Some(driver) = self.shared.driver.get() else {
+            return false;
+        };
+        // Acquire/Release: a try-lock around `poll`, so two spinners do not contend in the
+        // kernel for the same events; the reactor's own state is synchronized internally.
+        if self.shared.driver_polling.swap(true, Acquire) {
+            return false;
+        }
+        bump(&self.shared.counters[self.local.index].driver_polls);
+        let n = driver.poll();
+        self.shared.driver_polling.store(false, Release);
+        n > 0
+    }
+
+    /// Out of work: spin, then park, until there is a task (`Some`) or the runtime shuts down.
+    fn idle(&self) -> Option<Runnable> {
+        let shared = self.shared;
+        let counters = &shared.counters[self.local.index];
+        let mut spinning = shared.sleepers.try_start_spinning();
+        loop {
+            if spinning {
+                let mut window = shared.policy.start();
+                loop {
+                    if let Some(task) = self.next_task() {
+                        let more = self.more_work_queued();
+                        let woke = shared
+                            .sleepers
+                            .stop_spinning(true, more, || shared.unpark_driver());
+                        shared.count_wake(woke, Some(self.local.index));
+                        bump(&counters.spins_found_work);
+                        return Some(task);
+                    }
+                    if shared.sleepers.is_shutdown() {
+                        shared.sleepers.stop_spinning(false, false, || {});
+                        return None;
+                    }
+                    if self.poll_driver() {
+                        continue;
+                    }
+                    if !window.keep_spinning() {
+                        break;
+                    }
+                }
+                shared.sleepers.stop_spinning(false, false, || {});
+                bump(&counters.spins_expired);
+            }
+            let mut drive = || {
+                if let Some(d) = shared.driver.get() {
+                    d.park();
+                }
+            };
+            let drive: Option<&mut dyn FnMut()> = if shared.driver.get().is_some() {
+                Some(&mut drive)
+            } else {
+                None
+            };
+            match shared.sleepers.park(|| self.next_task(), drive) {
+                Parked::Work(task) => return Some(task),
+                Parked::Woken => {
+                    bump(&counters.parks);
+                    spinning = true;
+                }
+                Parked::Shutdown => return None,
+            }
+        }
+    }
+}

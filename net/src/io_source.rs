@@ -1,0 +1,108 @@
+//! [`IoSource`]: a non-blocking socket registered with the reactor, and the loop every
+//! operation on it runs ("wait until ready, try the syscall, on `WouldBlock` clear and wait").
+
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+
+use spinpark_executor::coop;
+
+use crate::reactor::{Reactor, Token};
+use crate::source::{Direction, Source};
+
+/// A socket `T` registered with a runtime's reactor. Dropping it removes the fd from epoll
+/// first, then closes it (by dropping `T`).
+pub(crate) struct IoSource<T: AsRawFd> {
+    io: Option<T>,
+    source: Arc<Source>,
+    token: Token,
+    reactor: Arc<Reactor>,
+}
+
+impl<T: AsRawFd> IoSource<T> {
+    /// Registers `io` (already non-blocking) with the current runtime's reactor.
+    pub(crate) fn new(io: T) -> io::Result<Self> {
+        let reactor = Reactor::current()?;
+        let (token, source) = reactor.register(io.as_raw_fd())?;
+        Ok(Self {
+            io: Some(io),
+            source,
+            token,
+            reactor,
+        })
+    }
+
+    pub(crate) fn get(&self) -> &T {
+        self.io.as_ref().expect("present until dropped or taken")
+    }
+
+    /// Deregisters and hands back the socket.
+    pub(crate) fn into_inner(mut self) -> T {
+        let io = self.io.take().expect("present until dropped or taken");
+        self.reactor.deregister(io.as_raw_fd(), self.token);
+        io
+    }
+
+    /// Runs `op` when the socket is ready in `dir`, until it does not return `WouldBlock`.
+    /// Each attempt takes one unit of the task's cooperative budget.
+    pub(crate) fn poll_io<R>(
+        &self,
+        dir: Direction,
+        cx: &mut Context<'_>,
+        mut op: impl FnMut(&T) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        ready!(coop::poll_proceed(cx));
+        loop {
+            let seen = ready!(self.source.poll_ready(dir, cx));
+            match op(self.get()) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.source.clear(seen),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                other => return Poll::Ready(other),
+            }
+        }
+    }
+
+    /// Tries `op` once if the socket looks ready, without waiting.
+    pub(crate) fn try_io<R>(
+        &self,
+        dir: Direction,
+        op: impl FnOnce(&T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        match self.source.ready_now(dir) {
+            None => Err(io::ErrorKind::WouldBlock.into()),
+            Some(seen) => {
+                let r = op(self.get());
+                if matches!(&r, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
+                    self.source.clear(seen);
+                }
+                r
+            }
+        }
+    }
+
+    /// Waits until the socket may be ready in `dir` (it can still turn out not to be).
+    pub(crate) fn poll_ready(&self, dir: Direction, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.source.poll_ready(dir, cx).map(|_| Ok(()))
+    }
+
+    /// Whether the peer has closed its sending side (end of stream seen by epoll).
+    pub(crate) fn read_closed(&self) -> bool {
+        self.source
+            .ready_now(Direction::Read)
+            .is_some_and(|s| s.is_read_closed())
+    }
+
+    pub(crate) fn raw_fd(&self) -> RawFd {
+        self.get().as_raw_fd()
+    }
+}
+
+impl<T: AsRawFd> Drop for IoSource<T> {
+    fn drop(&mut self) {
+        if let Some(io) = self.io.take() {
+            self.reactor.deregister(io.as_raw_fd(), self.token);
+            drop(io);
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! The reactor: one epoll instance and one timer list per runtime, polled by the workers.
+//!
+//! It joins the runtime's idle protocol as its [`Driver`]: a spinning worker calls
+//! [`Driver::poll`] (epoll with timeout 0, then due timers), and the last worker to park calls
+//! [`Driver::park`] (epoll until the next timer deadline). [`Driver::unpark`] writes an eventfd
+//! registered in the same epoll set; an `unparked` flag coalesces writes so that, however many
+//! threads ask, at most one write is in flight per wait.
+//!
+//! Sources are kept in a slab indexed by the epoll token's low 32 bits; the high 32 bits are
+//! the slot's generation. Removing a source bumps the generation, so an event already read for
+//! a closed fd (whose number the kernel may have handed to a new socket) is recognised as
+//! stale and dropped: it can never touch freed memory or wake the new socket's task.
+//!
+//! The reactor is created the first time a runtime needs it (the first socket or timer), with
+//! [`spinpark_executor::Handle::driver_or_install`]; a runtime that never does I/O has no epoll
+//! fd at all.
+
+use std::any::Any;
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use spinpark_executor::{Driver, Handle};
+
+use crate::source::{Source, ERROR, READABLE, READ_CLOSED, WRITABLE, WRITE_CLOSED};
+use crate::sys::{Epoll, EventFd};
+use crate::timer::Timers;
+
+/// The epoll token of the eventfd.
+const WAKE_TOKEN: u64 = u64::MAX;
+/// Events read per `epoll_wait`.
+const EVENTS: usize = 256;
+
+/// Per-runtime reactor state, shared by the driver and every I/O object.
+pub(crate) struct Reactor {
+    epoll: Epoll,
+    eventfd: EventFd,
+    /// Set by `unpark` before writing the eventfd; cleared by whoever sees its event.
+    unparked: AtomicBool,
+    slab: Mutex<Slab>,
+    pub(crate) timers: Timers,
+    /// The deadline (nanos since `base`, plus one) that a parked worker waits for: 0 when none
+    /// is parked, `u64::MAX` when one waits without a deadline. A timer due earlier must
+    /// unpark it.
+    park_deadline: AtomicU64,
+    base: Instant,
+    shut_down: AtomicBool,
+}
+
+#[derive(Default)]
+struct Slab {
+    entries: Vec<Entry>,
+    free: Vec<u32>,
+}
+
+#[derive(Default)]
+struct Entry {
+    generation: u32,
+    source: Option<Arc<Source>>,
+}
+
+/// A source's registration: remove it with [`Reactor::deregister`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Token(u64);
+
+/// The installed driver: a thin owner of the shared reactor.
+struct NetDriver(Arc<Reactor>);
+
+impl Reactor {
+    /// The reactor of the current runtime, created and installed on first use.
+    pub(crate) fn current() -> io::Result<Arc<Reactor>> {
+        let handle = Handle::try_current().map_err(|_| {
+            io::Error::other(
+                "spinpark-net needs a spinpark runtime: use it from a task, from \
+                 Runtime::block_on, or from #[spinpark::main]",
+            )
+        })?;
+        Self::of(&handle)
+    }
+
+    /// The reactor of `handle`'s runtime, created and installed on first use.
+    pub(crate) fn of(handle: &Handle) -> io::Result<Arc<Reactor>> {
+        let driver = handle.driver_or_install(|| {
+            let r = Reactor::new()?;
+            Ok(Box::new(NetDriver(Arc::new(r))))
+        })?;
+        match driver.as_any().downcast_ref::<NetDriver>() {
+            Some(d) => Ok(d.0.clone()),
+            None => Err(io::Error::other(
+                "this runtime already has an I/O driver that is not spinpark-net's",
+            )),
+        }
+    }
+
+    fn new() -> io::Result<Self> {
+        let epoll = Epoll::new()?;
+        let eventfd = EventFd::new()?;
+        epoll.add(eventfd.raw(), WAKE_TOKEN)?;
+        Ok(Self {
+            epoll,
+            eventfd,
+            unparked: AtomicBool::new(false),
+            slab: Mutex::new(Slab::default()),
+            timers: Timers::new(),
+            park_deadline: AtomicU64::new(0),
+            base: Instant::now(),
+            shut_down: AtomicBool::new(false),
+        })
+    }
+
+    fn slab(&self) -> MutexGuard<'_, Slab> {
+        // No user code runs under this lock.
+        self.slab.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Registers `fd` (edge-triggered, both directions) and returns its token and readiness.
+    pub(crate) fn register(&self, fd: RawFd) -> io::Result<(Token, Arc<Source>)> {
+        if self.shut_down.load(Ordering::Acquire) {
+            return Err(io::Error::other("the spinpark runtime is shutting down"));
+        }
+        let source = Arc::new(Source::new());
+        let token = {
+            let mut slab = self.slab();
+            let index = match slab.free.pop() {
+                Some(i) => i,
+                None => {
+                    slab.entries.push(Entry::default());
+                    (slab.entries.len() - 1) as u32
+                }
+            };
+            let e = &mut slab.entries[index as usize];
+            e.source = Some(source.clone());
+            Token(((e.generation as u64) << 32) | index as u64)
+        };
+        if let Err(e) = self.epoll.add(fd, token.0) {
+            self.release(token);
+            return Err(e);
+        }
+        Ok((token, source))
+    }
+
+    /// Removes `fd` from epoll (before the caller closes it) and frees its slot.
+    pub(crate) fn deregister(&self, fd: RawFd, token: Token) {
+        // Failure here means the fd is already gone from the set; nothing else to undo.
+        let _ = self.epoll.delete(fd);
+        self.release(token);
+    }
+
+    fn release(&self, token: Token) {
+        let index = (token.0 & u32::MAX as u64) as u32;
+        let source = {
+            let mut slab = self.slab();
+            let e = &mut slab.entries[index as usize];
+            e.generation = e.generation.wrapping_add(1);
+            let s = e.source.take();
+            slab.free.push(index);
+            s
+        };
+        if let Some(s) = source {
+            s.clear_wakers();
+        }
+    }
+
+    /// Reads ready events (waiting at most `timeout`), dispatches them, then fires due timers.
+    fn turn(&self, timeout: Option<Duration>) -> usize {
+        let mut events = [libc::epoll_event { events: 0, u64: 0 }; EVENTS];
+        let n = match self.epoll.wait(&mut events, timeout) {
+            Ok(n) => n,
+            // epoll_wait on a valid epoll fd with a valid buffer cannot fail otherwise; if it
+            // does, report nothing rather than spin on the error.
+            Err(_) => 0,
+        };
+        let mut dispatched = 0;
+        if n > 0 {
+            let mut ready: Vec<(Arc<Source>, usize)> = Vec::with_capacity(n);
+            {
+                let slab = self.slab();
+                for ev in &events[..n] {
+                    let token = ev.u64;
+                    if token == WAKE_TOKEN {
+                        // Whoever sees the eventfd's edge re-arms the coalescing flag.
+                        self.unparked.store(false, Ordering::Release);
+                        continue;
+                    }
+                    let (index, generation) = ((token & u32::MAX as u64) as usize, (token >> 32) as u32);
+                    match slab.entries.get(index) {
+                        Some(Entry {
+                            generation: g,
+                            source: Some(s),
+                        }) if *g == generation => ready.push((s.clone(), readiness_bits(ev.events))),
+                        // Stale: the fd was deregistered after the kernel queued this event.
+                        _ => {}
+                    }
+                }
+            }
+            dispatched = ready.len();
+            for (source, bits) in ready {
+                source.set_ready(bits);
+            }
+        }
+        dispatched + self.timers.fire_due(Instant::now())
+    }
+
+    /// Asks a parked (or about-to-park) worker to return from `epoll_wait`.
+    pub(crate) fn unpark(&self) {
+        // AcqRel: at most one write per wait; the Release half orders the caller's state
+        // changes before the wake-up, the Acquire half pairs with `turn`'s clear.
+        if !self.unparked.swap(true, Ordering::AcqRel) {
+            self.eventfd.signal();
+        }
+    }
+
+    /// A timer with `deadline` was added: if a worker is parked in `epoll_wait` until later,
+    /// wake it so it waits for the earlier deadline instead.
+    pub(crate) fn timer_added(&self, deadline: Instant) {
+        let at = self.nanos_since_base(deadline) + 1;
+        // Acquire: pairs with the Release store in `park`, so we see its current deadline.
+        if at < self.park_deadline.load(Ordering::Acquire) {
+            self.unpark();
+        }
+    }
+
+    fn nanos_since_base(&self, t: Instant) -> u64 {
+        t.saturating_duration_since(self.base)
+            .as_nanos()
+            .min(u64::MAX as u128 - 2) as u64
+    }
+}
+
+/// Maps epoll's event bits to the source's readiness bits.
+fn readiness_bits(ev: u32) -> usize {
+    let ev = ev as libc::c_int;
+    let mut bits = 0;
+    if ev & libc::EPOLLIN != 0 {
+        bits |= READABLE;
+    }
+    if ev & libc::EPOLLOUT != 0 {
+        bits |= WRITABLE;
+    }
+    if ev & (libc::EPOLLRDHUP | libc::EPOLLHUP) != 0 {
+        bits |= READ_CLOSED;
+    }
+    if ev & libc::EPOLLHUP != 0 {
+        bits |= WRITE_CLOSED;
+    }
+    if ev & libc::EPOLLERR != 0 {
+        // Wakes both directions; the operation then reports the socket's error.
+        bits |= ERROR;
+    }
+    bits
+}
+
+impl Driver for NetDriver {
+    fn poll(&self) -> usize {
+        self.0.turn(Some(Duration::ZERO))
+    }
+
+    fn park(&self) {
+        let r = &self.0;
+        let deadline = r.timers.next_deadline();
+        // Publish how long we intend to wait before computing the timeout, so a timer added
+        // concurrently with an earlier deadline either is seen by `next_deadline` below or
+        // sees our deadline and unparks us. SeqCst: a store-then-load on both sides.
+        r.park_deadline.store(
+            deadline.map_or(u64::MAX, |d| r.nanos_since_base(d) + 1),
+            Ordering::SeqCst,
+        );
+        let deadline = r.timers.next_deadline();
+        let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        r.turn(timeout);
+        r.park_deadline.store(0, Ordering::Release);
+    }
+
+    fn unpark(&self) {
+        self.0.unpark();
+    }
+
+    fn shutdown(&self) {
+        let r = &self.0;
+        r.shut_down.store(true, Ordering::Release);
+        let sources: Vec<Arc<Source>> = r.slab().entries.iter().filter_map(|e| e.source.clone()).collect();
+        for s in sources {
+            s.clear_wakers();
+        }
+        r.timers.clear();
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

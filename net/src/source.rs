@@ -1,0 +1,176 @@
+//! One registered file descriptor's readiness, and the tasks waiting on it.
+//!
+//! The reactor registers each fd once, edge-triggered. An edge says "something changed"; the
+//! fd stays readable until a read returns `WouldBlock`. So each source keeps a readiness word
+//! that the reactor ORs bits into, and that an I/O operation clears only after the syscall
+//! said `WouldBlock`:
+//!
+//! ```text
+//! bits 0-4: READABLE | WRITABLE | READ_CLOSED | WRITE_CLOSED | ERROR
+//! bits 16-: tick, bumped by every event the reactor delivers
+//! ```
+//!
+//! The tick closes the race between "the syscall returned WouldBlock" and "clear the bit": the
+//! operation remembers the tick it saw before the syscall and clears only if the tick is still
+//! the same. If an event arrived in between, the bit stays set and the task retries instead of
+//! sleeping through it. `READ_CLOSED` and `ERROR` are never cleared: end of stream is sticky.
+//!
+//! Waiting follows store-then-check: a task stores its waker under the lock, then re-reads
+//! readiness, so an event that landed while it was storing is not missed. The reactor takes the
+//! wakers under the lock and wakes them after releasing it.
+
+use std::sync::atomic::{AtomicUsize, Ordering::AcqRel, Ordering::Acquire};
+use std::sync::Mutex;
+use std::task::{Context, Poll, Waker};
+
+pub(crate) const READABLE: usize = 1;
+pub(crate) const WRITABLE: usize = 1 << 1;
+pub(crate) const READ_CLOSED: usize = 1 << 2;
+pub(crate) const WRITE_CLOSED: usize = 1 << 3;
+pub(crate) const ERROR: usize = 1 << 4;
+const READY_MASK: usize = (1 << 16) - 1;
+const TICK_ONE: usize = 1 << 16;
+/// Bits that are never cleared once set.
+const STICKY: usize = READ_CLOSED | WRITE_CLOSED | ERROR;
+
+/// A direction a task waits in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Direction {
+    Read,
+    Write,
+}
+
+impl Direction {
+    /// The readiness bits that let an operation in this direction proceed (to succeed or to
+    /// report the error / end of stream).
+    fn mask(self) -> usize {
+        match self {
+            Direction::Read => READABLE | READ_CLOSED | ERROR,
+            Direction::Write => WRITABLE | WRITE_CLOSED | ERROR,
+        }
+    }
+}
+
+/// What an operation saw when it was allowed to proceed; hand it back to
+/// [`Source::clear`] after `WouldBlock`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Seen {
+    word: usize,
+    dir: Direction,
+}
+
+impl Seen {
+    pub(crate) fn is_read_closed(&self) -> bool {
+        self.word & READ_CLOSED != 0
+    }
+}
+
+#[derive(Default)]
+struct Waiters {
+    reader: Option<Waker>,
+    writer: Option<Waker>,
+}
+
+/// The readiness state of one registered fd. Shared by the reactor and the I/O object.
+pub(crate) struct Source {
+    readiness: AtomicUsize,
+    waiters: Mutex<Waiters>,
+}
+
+impl Source {
+    pub(crate) fn new() -> Self {
+        Self {
+            // A new socket is assumed ready both ways: the first operation just tries, and an
+            // edge arrives after a WouldBlock anyway.
+            readiness: AtomicUsize::new(READABLE | WRITABLE),
+            waiters: Mutex::new(Waiters::default()),
+        }
+    }
+
+    fn waiters(&self) -> std::sync::MutexGuard<'_, Waiters> {
+        // Only wakers are stored under this lock and no user code runs while it is held.
+        self.waiters.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Called by the reactor for an event with readiness `bits`: records it, bumps the tick,
+    /// and wakes the tasks waiting in the directions it concerns.
+    pub(crate) fn set_ready(&self, bits: usize) {
+        // AcqRel: publishes the event to the operation that reads the word (Acquire there), and
+        // reads the previous word to build on it.
+        let _ = self
+            .readiness
+            .fetch_update(AcqRel, Acquire, |w| Some((w & !READY_MASK).wrapping_add(TICK_ONE) | (w & READY_MASK) | bits));
+        let (r, w) = {
+            let mut ws = self.waiters();
+            let r = if bits & Direction::Read.mask() != 0 {
+                ws.reader.take()
+            } else {
+                None
+            };
+            let w = if bits & Direction::Write.mask() != 0 {
+                ws.writer.take()
+            } else {
+                None
+            };
+            (r, w)
+        };
+        if let Some(r) = r {
+            r.wake();
+        }
+        if let Some(w) = w {
+            w.wake();
+        }
+    }
+
+    /// The readiness in `dir` now, without registering interest.
+    pub(crate) fn ready_now(&self, dir: Direction) -> Option<Seen> {
+        // Acquire: pairs with the AcqRel in `set_ready`.
+        let w = self.readiness.load(Acquire);
+        (w & dir.mask() != 0).then_some(Seen { word: w, dir })
+    }
+
+    /// Ready to try an operation in `dir`? If not, stores the task's waker and returns
+    /// `Pending`; it is woken by the next event in that direction.
+    pub(crate) fn poll_ready(&self, dir: Direction, cx: &mut Context<'_>) -> Poll<Seen> {
+        // Acquire: pairs with the AcqRel in `set_ready`.
+        let w = self.readiness.load(Acquire);
+        if w & dir.mask() != 0 {
+            return Poll::Ready(Seen { word: w, dir });
+        }
+        let mut ws = self.waiters();
+        let slot = match dir {
+            Direction::Read => &mut ws.reader,
+            Direction::Write => &mut ws.writer,
+        };
+        match slot {
+            Some(old) if old.will_wake(cx.waker()) => {}
+            _ => *slot = Some(cx.waker().clone()),
+        }
+        // Re-check under the lock: `set_ready` updates the word before taking the lock, so an
+        // event we did not see above is either visible now or will find our waker.
+        let w = self.readiness.load(Acquire);
+        if w & dir.mask() != 0 {
+            return Poll::Ready(Seen { word: w, dir });
+        }
+        Poll::Pending
+    }
+
+    /// The operation allowed by `seen` returned `WouldBlock`: clear that direction's
+    /// readiness, unless an event arrived since (the tick moved on).
+    pub(crate) fn clear(&self, seen: Seen) {
+        let clear = seen.dir.mask() & !STICKY;
+        let _ = self.readiness.fetch_update(AcqRel, Acquire, |w| {
+            if w & !READY_MASK == seen.word & !READY_MASK {
+                Some(w & !clear)
+            } else {
+                None
+            }
+        });
+    }
+
+    /// Drops stored wakers (at runtime shutdown, or when the I/O object goes away).
+    pub(crate) fn clear_wakers(&self) {
+        let ws = std::mem::take(&mut *self.waiters());
+        drop(ws);
+    }
+}

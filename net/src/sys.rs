@@ -1,0 +1,149 @@
+//! Thin, checked wrappers over the Linux calls the reactor makes: epoll and eventfd.
+//!
+//! Every error comes back as an `io::Error` that names the call, so a failure reads as
+//! "epoll_ctl(ADD, fd 7): Bad file descriptor" rather than a bare errno.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Duration;
+
+fn check(ret: libc::c_int, what: impl FnOnce() -> String) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        let e = io::Error::last_os_error();
+        Err(io::Error::new(e.kind(), format!("{}: {e}", what())))
+    } else {
+        Ok(ret)
+    }
+}
+
+/// An epoll instance.
+#[derive(Debug)]
+pub(crate) struct Epoll {
+    fd: OwnedFd,
+}
+
+/// Registered once per fd: readable, writable, peer closed its write side, edge-triggered.
+const INTEREST: u32 = (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32;
+
+impl Epoll {
+    pub(crate) fn new() -> io::Result<Self> {
+        // SAFETY: epoll_create1 takes no pointers; a non-negative result is a new fd we own.
+        let fd = check(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) }, || {
+            "epoll_create1".into()
+        })?;
+        // SAFETY: `fd` was just returned by the kernel and is owned by nobody else.
+        Ok(Self {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    /// Registers `fd` for all events, edge-triggered, with `token` as its event data.
+    pub(crate) fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: INTEREST,
+            u64: token,
+        };
+        // SAFETY: `ev` is a valid epoll_event on our stack for the duration of the call.
+        check(
+            unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) },
+            || format!("epoll_ctl(ADD, fd {fd})"),
+        )
+        .map(drop)
+    }
+
+    /// Removes `fd`. Called before the fd is closed, so no event can name it afterwards.
+    pub(crate) fn delete(&self, fd: RawFd) -> io::Result<()> {
+        // SAFETY: EPOLL_CTL_DEL ignores the event pointer (null is allowed since Linux 2.6.9).
+        check(
+            unsafe {
+                libc::epoll_ctl(
+                    self.fd.as_raw_fd(),
+                    libc::EPOLL_CTL_DEL,
+                    fd,
+                    std::ptr::null_mut(),
+                )
+            },
+            || format!("epoll_ctl(DEL, fd {fd})"),
+        )
+        .map(drop)
+    }
+
+    /// Waits for events. `None` blocks indefinitely; the timeout is rounded up to whole
+    /// milliseconds, so a timer is never seen before its deadline. Returns the number of
+    /// events written to `events` (0 on timeout or interruption).
+    pub(crate) fn wait(
+        &self,
+        events: &mut [libc::epoll_event],
+        timeout: Option<Duration>,
+    ) -> io::Result<usize> {
+        let ms = match timeout {
+            None => -1,
+            Some(d) => {
+                let ms = d.as_nanos().div_ceil(1_000_000);
+                ms.min(i32::MAX as u128) as libc::c_int
+            }
+        };
+        // SAFETY: `events` is a valid, writable buffer of `events.len()` epoll_event structs.
+        let n = unsafe {
+            libc::epoll_wait(
+                self.fd.as_raw_fd(),
+                events.as_mut_ptr(),
+                events.len().min(i32::MAX as usize) as libc::c_int,
+                ms,
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                return Ok(0);
+            }
+            return Err(io::Error::new(e.kind(), format!("epoll_wait: {e}")));
+        }
+        Ok(n as usize)
+    }
+}
+
+/// A non-blocking eventfd, used to make a blocked `epoll_wait` return.
+#[derive(Debug)]
+pub(crate) struct EventFd {
+    fd: OwnedFd,
+}
+
+impl EventFd {
+    pub(crate) fn new() -> io::Result<Self> {
+        // SAFETY: eventfd takes no pointers; a non-negative result is a new fd we own.
+        let fd = check(
+            unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) },
+            || "eventfd".into(),
+        )?;
+        // SAFETY: just created, owned by nobody else.
+        Ok(Self {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    pub(crate) fn raw(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// Adds one to the counter, which makes the fd readable and, registered edge-triggered,
+    /// delivers a fresh event even if it was readable already.
+    pub(crate) fn signal(&self) {
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a valid u64 on our stack.
+        let n = unsafe { libc::write(self.raw(), (&one as *const u64).cast(), 8) };
+        if n < 0 {
+            // EAGAIN: the counter is at its maximum (after ~2^64 signals); reset it and retry.
+            self.drain();
+            // SAFETY: as above.
+            unsafe { libc::write(self.raw(), (&one as *const u64).cast(), 8) };
+        }
+    }
+
+    /// Resets the counter to zero.
+    pub(crate) fn drain(&self) {
+        let mut buf: u64 = 0;
+        // SAFETY: reads at most 8 bytes into a valid u64 on our stack.
+        unsafe { libc::read(self.raw(), (&mut buf as *mut u64).cast(), 8) };
+    }
+}

@@ -1,0 +1,150 @@
+//! [`TcpListener`]: accepting connections.
+
+use std::future::{poll_fn, Future};
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::pin::Pin;
+use std::sync::Mutex;
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+
+use crate::io_source::IoSource;
+use crate::source::Direction;
+use crate::tcp::stream::TcpStream;
+use crate::timer::{sleep, Sleep};
+
+/// How long accepting pauses after the process or system ran out of descriptors or memory.
+/// Existing connections keep being served meanwhile; when one closes, the next try succeeds.
+pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// A TCP socket listening for connections.
+///
+/// ```no_run
+/// # async fn f() -> std::io::Result<()> {
+/// use spinpark_net::TcpListener;
+/// let listener = TcpListener::bind("127.0.0.1:0").await?;
+/// loop {
+///     let (stream, peer) = listener.accept().await?;
+///     // spawn a task per connection ...
+/// #   drop((stream, peer));
+/// }
+/// # }
+/// ```
+///
+/// `accept` skips errors that belong to a single connection (it was reset or refused before
+/// it could be accepted). When descriptors or memory run out (`EMFILE`, `ENFILE`, `ENOBUFS`,
+/// `ENOMEM`), it does not spin: it waits [`ACCEPT_BACKOFF`] and tries again, as long as it
+/// takes.
+pub struct TcpListener {
+    io: IoSource<std::net::TcpListener>,
+    backoff: Mutex<Option<Sleep>>,
+}
+
+impl std::fmt::Debug for TcpListener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpListener")
+            .field("local_addr", &self.local_addr().ok())
+            .field("fd", &self.io.raw_fd())
+            .finish()
+    }
+}
+
+impl TcpListener {
+    /// Binds to `addr` (the first of its addresses that works) and listens.
+    ///
+    /// # Errors
+    /// The bind error, naming the address; or an error outside a spinpark runtime.
+    pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
+        let std = std::net::TcpListener::bind(addr)
+            .map_err(|e| io::Error::new(e.kind(), format!("binding a TCP listener: {e}")))?;
+        Self::from_std(std)
+    }
+
+    /// Wraps a listener from the standard library (it is made non-blocking).
+    pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
+        listener.set_nonblocking(true)?;
+        Ok(TcpListener {
+            io: IoSource::new(listener)?,
+            backoff: Mutex::new(None),
+        })
+    }
+
+    /// Unwraps the standard library's listener (still in non-blocking mode).
+    pub fn into_std(self) -> io::Result<std::net::TcpListener> {
+        Ok(self.io.into_inner())
+    }
+
+    /// The address this listener is bound to (with the actual port when bound to port 0).
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get().local_addr()
+    }
+
+    /// Accepts a connection; its stream is registered with the same runtime.
+    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        poll_fn(|cx| self.poll_accept(cx)).await
+    }
+
+    /// Polls for a connection; see [`TcpListener::accept`].
+    pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+        loop {
+            {
+                let mut backoff = self.backoff.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(s) = backoff.as_mut() {
+                    ready!(Pin::new(s).poll(cx));
+                    *backoff = None;
+                }
+            }
+            match ready!(self.io.poll_io(Direction::Read, cx, |l| l.accept())) {
+                Ok((stream, peer)) => {
+                    return Poll::Ready(TcpStream::from_std(stream).map(|s| (s, peer)));
+                }
+                Err(e) if is_per_connection(&e) => continue,
+                Err(e) if is_resource_exhaustion(&e) => {
+                    *self.backoff.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some(sleep(ACCEPT_BACKOFF));
+                }
+                Err(e) => {
+                    return Poll::Ready(Err(io::Error::new(e.kind(), format!("accept: {e}"))))
+                }
+            }
+        }
+    }
+
+    /// The accepted connections as a `Stream` (it never ends).
+    pub fn incoming(&self) -> Incoming<'_> {
+        Incoming { listener: self }
+    }
+}
+
+/// An error that concerns only the connection being accepted.
+fn is_per_connection(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ECONNABORTED | libc::EPERM | libc::EPROTO | libc::ECONNRESET | libc::ETIMEDOUT)
+    )
+}
+
+/// Out of descriptors or memory: the pending connection stays queued in the kernel.
+fn is_resource_exhaustion(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+    )
+}
+
+/// The `Stream` of [`TcpListener::incoming`].
+#[derive(Debug)]
+pub struct Incoming<'a> {
+    listener: &'a TcpListener,
+}
+
+impl futures_core::Stream for Incoming<'_> {
+    type Item = io::Result<TcpStream>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.listener
+            .poll_accept(cx)
+            .map(|r| Some(r.map(|(s, _)| s)))
+    }
+}
+

@@ -1,0 +1,160 @@
+//! Splitting a [`TcpStream`] into a read half and a write half.
+//!
+//! Reads and writes wait on separate wakers, so the two halves can be driven concurrently:
+//! borrowed halves within one task ([`TcpStream::split`]), owned halves from two tasks
+//! ([`TcpStream::into_split`]).
+
+use std::io::{self, IoSlice};
+use std::net::{Shutdown, SocketAddr};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use futures_io::{AsyncRead, AsyncWrite};
+
+use super::TcpStream;
+
+/// The read half of [`TcpStream::split`].
+#[derive(Debug)]
+pub struct ReadHalf<'a>(&'a TcpStream);
+
+/// The write half of [`TcpStream::split`].
+#[derive(Debug)]
+pub struct WriteHalf<'a>(&'a TcpStream);
+
+pub(crate) fn split(stream: &mut TcpStream) -> (ReadHalf<'_>, WriteHalf<'_>) {
+    (ReadHalf(stream), WriteHalf(stream))
+}
+
+/// The read half of [`TcpStream::into_split`].
+#[derive(Debug)]
+pub struct OwnedReadHalf(Arc<TcpStream>);
+
+/// The write half of [`TcpStream::into_split`]. Dropping it (or closing it) shuts down the
+/// write side of the connection, so the peer reads end of stream; the read half keeps working.
+#[derive(Debug)]
+pub struct OwnedWriteHalf {
+    stream: Arc<TcpStream>,
+    shutdown_on_drop: bool,
+}
+
+pub(crate) fn into_split(stream: TcpStream) -> (OwnedReadHalf, OwnedWriteHalf) {
+    let s = Arc::new(stream);
+    (
+        OwnedReadHalf(s.clone()),
+        OwnedWriteHalf {
+            stream: s,
+            shutdown_on_drop: true,
+        },
+    )
+}
+
+/// The halves given to [`OwnedReadHalf::reunite`] came from different streams.
+#[derive(Debug)]
+pub struct ReuniteError(pub OwnedReadHalf, pub OwnedWriteHalf);
+
+impl std::fmt::Display for ReuniteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("tried to reunite halves that are not from the same stream")
+    }
+}
+
+impl std::error::Error for ReuniteError {}
+
+impl OwnedReadHalf {
+    /// Puts the stream back together with its write half.
+    pub fn reunite(self, mut write: OwnedWriteHalf) -> Result<TcpStream, ReuniteError> {
+        if !Arc::ptr_eq(&self.0, &write.stream) {
+            return Err(ReuniteError(self, write));
+        }
+        write.shutdown_on_drop = false;
+        let s = write.stream.clone();
+        drop(write);
+        drop(self);
+        Ok(Arc::try_unwrap(s).expect("both halves were just dropped"))
+    }
+
+    /// The remote address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.0.peer_addr()
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.0.local_addr()
+    }
+}
+
+impl OwnedWriteHalf {
+    /// The remote address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.stream.peer_addr()
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.stream.local_addr()
+    }
+}
+
+impl Drop for OwnedWriteHalf {
+    fn drop(&mut self) {
+        if self.shutdown_on_drop {
+            // The peer may already be gone; there is nobody to report that to.
+            let _ = self.stream.shutdown(Shutdown::Write);
+        }
+    }
+}
+
+macro_rules! read_half {
+    ($t:ty, $s:ident => $e:expr) => {
+        impl AsyncRead for $t {
+            fn poll_read(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                buf: &mut [u8],
+            ) -> Poll<io::Result<usize>> {
+                let $s = &*self;
+                $e.poll_read_priv(cx, buf)
+            }
+        }
+    };
+}
+
+macro_rules! write_half {
+    ($t:ty, $s:ident => $e:expr) => {
+        impl AsyncWrite for $t {
+            fn poll_write(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                buf: &[u8],
+            ) -> Poll<io::Result<usize>> {
+                let $s = &*self;
+                $e.poll_write_priv(cx, buf)
+            }
+
+            fn poll_write_vectored(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                bufs: &[IoSlice<'_>],
+            ) -> Poll<io::Result<usize>> {
+                let $s = &*self;
+                $e.poll_write_vectored_priv(cx, bufs)
+            }
+
+            fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+                Poll::Ready(Ok(()))
+            }
+
+            fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+                let $s = &*self;
+                Poll::Ready($e.shutdown(Shutdown::Write))
+            }
+        }
+    };
+}
+
+read_half!(ReadHalf<'_>, s => s.0);
+write_half!(WriteHalf<'_>, s => s.0);
+read_half!(OwnedReadHalf, s => s.0);
+write_half!(OwnedWriteHalf, s => s.stream);

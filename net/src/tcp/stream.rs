@@ -1,0 +1,316 @@
+//! [`TcpStream`]: a connected TCP socket with `futures-io`'s `AsyncRead` and `AsyncWrite`.
+
+use std::future::poll_fn;
+use std::io::{self, IoSlice, Read, Write};
+use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures_io::{AsyncRead, AsyncWrite};
+
+use crate::io_source::IoSource;
+use crate::source::Direction;
+
+/// A TCP connection.
+///
+/// ```no_run
+/// # async fn f() -> std::io::Result<()> {
+/// use futures_util::{AsyncReadExt, AsyncWriteExt};
+/// let mut stream = spinpark_net::TcpStream::connect("127.0.0.1:7000").await?;
+/// stream.write_all(b"ping").await?;
+/// let mut buf = [0; 4];
+/// stream.read_exact(&mut buf).await?;
+/// # Ok(()) }
+/// ```
+///
+/// Reads and writes go straight to the socket (no buffering). After the peer shuts down its
+/// side, reads return 0 and writes still work (half-close); writing to a peer that closed the
+/// connection fails with `BrokenPipe` or `ConnectionReset`. Dropping the stream closes it.
+pub struct TcpStream {
+    io: IoSource<std::net::TcpStream>,
+}
+
+impl std::fmt::Debug for TcpStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpStream")
+            .field("local_addr", &self.local_addr().ok())
+            .field("peer_addr", &self.peer_addr().ok())
+            .field("fd", &self.io.raw_fd())
+            .finish()
+    }
+}
+
+impl TcpStream {
+    /// Connects to `addr`, trying each of its addresses in turn.
+    ///
+    /// # Errors
+    /// The last address's error (`ConnectionRefused` for a closed port), naming the address.
+    pub async fn connect(addr: impl ToSocketAddrs) -> io::Result<TcpStream> {
+        let mut last = None;
+        for a in addr.to_socket_addrs()? {
+            match Self::connect_addr(a).await {
+                Ok(s) => return Ok(s),
+                Err(e) => last = Some(io::Error::new(e.kind(), format!("connecting to {a}: {e}"))),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "no addresses to connect to")
+        }))
+    }
+
+    async fn connect_addr(addr: SocketAddr) -> io::Result<TcpStream> {
+        let stream = TcpStream {
+            io: IoSource::new(start_connect(addr)?)?,
+        };
+        // The connection is established (or failed) when the socket turns writable.
+        poll_fn(|cx| stream.io.poll_ready(Direction::Write, cx)).await?;
+        if let Some(e) = stream.io.get().take_error()? {
+            return Err(e);
+        }
+        // Writable without an error but not connected would be a kernel oddity; make sure.
+        stream.io.get().peer_addr()?;
+        Ok(stream)
+    }
+
+    /// Wraps a connected stream from the standard library (it is made non-blocking).
+    pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
+        stream.set_nonblocking(true)?;
+        Ok(TcpStream {
+            io: IoSource::new(stream)?,
+        })
+    }
+
+    /// Unwraps the standard library's stream (still in non-blocking mode).
+    pub fn into_std(self) -> io::Result<std::net::TcpStream> {
+        Ok(self.io.into_inner())
+    }
+
+    /// The remote address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get().peer_addr()
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get().local_addr()
+    }
+
+    /// Sets `TCP_NODELAY` (disables Nagle's algorithm): small writes go out at once.
+    pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
+        self.io.get().set_nodelay(nodelay)
+    }
+
+    /// Whether `TCP_NODELAY` is set.
+    pub fn nodelay(&self) -> io::Result<bool> {
+        self.io.get().nodelay()
+    }
+
+    /// Shuts down the read side, the write side, or both.
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.io.get().shutdown(how)
+    }
+
+    /// Takes the socket's pending error (`SO_ERROR`).
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.get().take_error()
+    }
+
+    /// Waits until the stream may be readable (a read may still return `WouldBlock`).
+    pub async fn readable(&self) -> io::Result<()> {
+        poll_fn(|cx| self.io.poll_ready(Direction::Read, cx)).await
+    }
+
+    /// Waits until the stream may be writable (a write may still return `WouldBlock`).
+    pub async fn writable(&self) -> io::Result<()> {
+        poll_fn(|cx| self.io.poll_ready(Direction::Write, cx)).await
+    }
+
+    /// Reads what is available now, without waiting: `WouldBlock` if nothing is.
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.io.try_io(Direction::Read, |s| (&*s).read(buf))
+    }
+
+    /// Writes what fits now, without waiting: `WouldBlock` if nothing does.
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.io.try_io(Direction::Write, |s| (&*s).write(buf))
+    }
+
+    /// Whether epoll reported that the peer closed its sending side.
+    pub fn is_read_closed(&self) -> bool {
+        self.io.read_closed()
+    }
+
+    /// Splits into a borrowed read half and write half, usable concurrently in one task.
+    pub fn split(&mut self) -> (super::ReadHalf<'_>, super::WriteHalf<'_>) {
+        super::split::split(self)
+    }
+
+    /// Splits into owned halves that can move to different tasks; see
+    /// [`super::OwnedWriteHalf`] for what dropping the write half does.
+    pub fn into_split(self) -> (super::OwnedReadHalf, super::OwnedWriteHalf) {
+        super::split::into_split(self)
+    }
+
+    pub(crate) fn poll_read_priv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.io.poll_io(Direction::Read, cx, |s| (&*s).read(buf))
+    }
+
+    pub(crate) fn poll_write_priv(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        // std's write uses send(MSG_NOSIGNAL): a closed peer is an EPIPE error, not SIGPIPE.
+        self.io.poll_io(Direction::Write, cx, |s| (&*s).write(buf))
+    }
+
+    pub(crate) fn poll_write_vectored_priv(
+        &self,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.io
+            .poll_io(Direction::Write, cx, |s| send_vectored(s.as_raw_fd(), bufs))
+    }
+}
+
+/// Creates a non-blocking socket and starts connecting it.
+fn start_connect(addr: SocketAddr) -> io::Result<std::net::TcpStream> {
+    let domain = if addr.is_ipv4() { libc::AF_INET } else { libc::AF_INET6 };
+    // SAFETY: socket(2) takes no pointers; a non-negative result is a new fd we own.
+    let fd = unsafe {
+        libc::socket(
+            domain,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a fresh socket owned by nobody else; the std stream now owns (and will
+    // close) it, also on the error paths below.
+    let stream = unsafe { std::net::TcpStream::from_raw_fd(fd) };
+    let (storage, len) = sockaddr(&addr);
+    // SAFETY: `storage` holds a valid sockaddr of `len` bytes for `addr`'s family.
+    let r = unsafe { libc::connect(fd, (&storage as *const libc::sockaddr_storage).cast(), len) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(e);
+        }
+    }
+    Ok(stream)
+}
+
+/// `addr` as a C socket address.
+fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: sockaddr_storage is plain old data; all-zero is a valid (unspecified) value.
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let len = match addr {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is larger than and suitably aligned for sockaddr_in.
+            unsafe { std::ptr::write((&mut storage as *mut libc::sockaddr_storage).cast(), sin) };
+            std::mem::size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: sockaddr_storage is larger than and suitably aligned for sockaddr_in6.
+            unsafe { std::ptr::write((&mut storage as *mut libc::sockaddr_storage).cast(), sin6) };
+            std::mem::size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (storage, len as libc::socklen_t)
+}
+
+/// `sendmsg` with `MSG_NOSIGNAL`: a vectored write that reports a closed peer as `EPIPE`.
+fn send_vectored(fd: RawFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+    // SAFETY: msghdr is plain old data; zero is valid for every field we leave unset.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    // IoSlice is guaranteed ABI-compatible with iovec on Unix; sendmsg only reads it.
+    msg.msg_iov = bufs.as_ptr() as *mut libc::iovec;
+    msg.msg_iovlen = bufs.len().min(libc::UIO_MAXIOV as usize) as _;
+    // SAFETY: `msg` points at `bufs`, which outlive the call; the kernel only reads them.
+    let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+impl AsyncRead for TcpStream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.poll_read_priv(cx, buf)
+    }
+}
+
+impl AsyncWrite for TcpStream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.poll_write_priv(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.poll_write_vectored_priv(cx, bufs)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    /// Shuts down the write side (the peer reads end of stream).
+    fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(self.shutdown(Shutdown::Write))
+    }
+}
+
+impl AsyncRead for &TcpStream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.poll_read_priv(cx, buf)
+    }
+}
+
+impl AsyncWrite for &TcpStream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.poll_write_priv(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.poll_write_vectored_priv(cx, bufs)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(self.shutdown(Shutdown::Write))
+    }
+}
+
+impl AsRawFd for TcpStream {
+    fn as_raw_fd(&self) -> RawFd {
+        self.io.raw_fd()
+    }
+}

@@ -1,0 +1,326 @@
+//! Timers: [`sleep`], [`sleep_until`], [`timeout`] and [`interval`].
+//!
+//! ```
+//! use std::time::Duration;
+//! # let rt = spinpark_executor::Runtime::new().unwrap();
+//! # rt.block_on(async {
+//! spinpark_net::time::sleep(Duration::from_millis(1)).await;
+//! let r = spinpark_net::time::timeout(Duration::from_millis(1), std::future::pending::<()>()).await;
+//! assert!(r.is_err());
+//! # });
+//! ```
+//!
+//! How it works: the reactor keeps pending timers in an ordered map keyed by (deadline, id).
+//! Every reactor turn (a spinner's poll or the parked worker's `epoll_wait`, whose timeout is
+//! the earliest deadline) fires the timers that are due. A timer is registered on its first
+//! poll and removed when it is dropped, so a cancelled `timeout` costs nothing later. A timer
+//! fires only once `Instant::now()` has reached its deadline, never before.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use crate::reactor::Reactor;
+
+/// The pending timers of one reactor.
+pub(crate) struct Timers {
+    map: Mutex<BTreeMap<(Instant, u64), Waker>>,
+    next_id: AtomicU64,
+}
+
+impl Timers {
+    pub(crate) fn new() -> Self {
+        Self {
+            map: Mutex::new(BTreeMap::new()),
+            next_id: AtomicU64::new(0),
+        }
+    }
+
+    fn map(&self) -> MutexGuard<'_, BTreeMap<(Instant, u64), Waker>> {
+        // No user code runs under this lock (wakers are woken after it is released).
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Registers (or re-arms with a new waker) a timer; returns its key.
+    fn insert(&self, deadline: Instant, waker: Waker) -> (Instant, u64) {
+        // Relaxed: only uniqueness matters.
+        let key = (deadline, self.next_id.fetch_add(1, Relaxed));
+        self.map().insert(key, waker);
+        key
+    }
+
+    /// Replaces the waker of a registered timer; false if it already fired.
+    fn update(&self, key: (Instant, u64), waker: &Waker) -> bool {
+        match self.map().get_mut(&key) {
+            Some(w) => {
+                if !w.will_wake(waker) {
+                    *w = waker.clone();
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn remove(&self, key: (Instant, u64)) {
+        let w = self.map().remove(&key);
+        drop(w);
+    }
+
+    /// The earliest pending deadline.
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        self.map().keys().next().map(|k| k.0)
+    }
+
+    /// Wakes every timer whose deadline is at or before `now`; returns how many.
+    pub(crate) fn fire_due(&self, now: Instant) -> usize {
+        let due: Vec<Waker> = {
+            let mut map = self.map();
+            match map.keys().next() {
+                Some(k) if k.0 <= now => {}
+                _ => return 0,
+            }
+            let later = map.split_off(&(now, u64::MAX));
+            std::mem::replace(&mut *map, later).into_values().collect()
+        };
+        let n = due.len();
+        for w in due {
+            w.wake();
+        }
+        n
+    }
+
+    /// Drops every pending timer's waker (runtime shutdown).
+    pub(crate) fn clear(&self) {
+        let all = std::mem::take(&mut *self.map());
+        drop(all);
+    }
+}
+
+/// Waits until `duration` has elapsed.
+///
+/// # Panics
+/// When first polled outside a spinpark runtime.
+pub fn sleep(duration: Duration) -> Sleep {
+    sleep_until(Instant::now().checked_add(duration).unwrap_or_else(far_future))
+}
+
+/// Waits until `deadline`.
+///
+/// # Panics
+/// When first polled outside a spinpark runtime.
+pub fn sleep_until(deadline: Instant) -> Sleep {
+    Sleep {
+        deadline,
+        state: State::Unregistered,
+    }
+}
+
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(86400 * 365 * 30)
+}
+
+/// The future returned by [`sleep`] and [`sleep_until`].
+#[must_use = "futures do nothing unless you `.await` them"]
+pub struct Sleep {
+    deadline: Instant,
+    state: State,
+}
+
+enum State {
+    Unregistered,
+    Registered(Arc<Reactor>, (Instant, u64)),
+    Done,
+}
+
+impl fmt::Debug for Sleep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sleep").field("deadline", &self.deadline).finish()
+    }
+}
+
+impl Sleep {
+    /// The instant this sleep completes at.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// Whether the deadline has passed.
+    pub fn is_elapsed(&self) -> bool {
+        matches!(self.state, State::Done) || Instant::now() >= self.deadline
+    }
+
+    /// Moves the deadline (and re-arms a completed sleep).
+    pub fn reset(&mut self, deadline: Instant) {
+        self.unregister();
+        self.deadline = deadline;
+        self.state = State::Unregistered;
+    }
+
+    fn unregister(&mut self) {
+        if let State::Registered(r, key) = std::mem::replace(&mut self.state, State::Done) {
+            r.timers.remove(key);
+        }
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        if matches!(this.state, State::Done) {
+            return Poll::Ready(());
+        }
+        if Instant::now() >= this.deadline {
+            this.unregister();
+            return Poll::Ready(());
+        }
+        match &this.state {
+            State::Registered(r, key) => {
+                if !r.timers.update(*key, cx.waker()) {
+                    // Fired, but our clock read above said "not yet": impossible since timers
+                    // fire only at or after their deadline; re-register to be safe.
+                    let (r, d) = (r.clone(), this.deadline);
+                    let key = r.timers.insert(d, cx.waker().clone());
+                    r.timer_added(d);
+                    this.state = State::Registered(r, key);
+                }
+            }
+            State::Unregistered => {
+                let r = Reactor::current().unwrap_or_else(|e| panic!("spinpark::time: {e}"));
+                let key = r.timers.insert(this.deadline, cx.waker().clone());
+                r.timer_added(this.deadline);
+                this.state = State::Registered(r, key);
+            }
+            State::Done => unreachable!(),
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        self.unregister();
+    }
+}
+
+/// The error of a [`timeout`] whose deadline passed first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Elapsed(());
+
+impl fmt::Display for Elapsed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("deadline has elapsed")
+    }
+}
+
+impl std::error::Error for Elapsed {}
+
+impl From<Elapsed> for std::io::Error {
+    fn from(_: Elapsed) -> Self {
+        std::io::Error::new(std::io::ErrorKind::TimedOut, "deadline has elapsed")
+    }
+}
+
+/// Runs `future`, giving up after `duration`: `Err(Elapsed)` if it had not finished by then
+/// (the future is dropped).
+pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
+    Timeout {
+        future,
+        sleep: sleep(duration),
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future returned by [`timeout`].
+    #[must_use = "futures do nothing unless you `.await` them"]
+    pub struct Timeout<F> {
+        #[pin]
+        future: F,
+        sleep: Sleep,
+    }
+}
+
+impl<F: Future> Future for Timeout<F> {
+    type Output = Result<F::Output, Elapsed>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Poll::Ready(v) = this.future.poll(cx) {
+            return Poll::Ready(Ok(v));
+        }
+        match Pin::new(this.sleep).poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(Elapsed(()))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// Ticks every `period`, starting now (the first tick completes at once).
+///
+/// Missed ticks are skipped: if a tick is awaited late (the task was busy for longer than a
+/// period), it completes at once and the next one is scheduled one period after *now*, not
+/// in a burst to catch up. So ticks are never closer together than `period`, and a slow
+/// consumer sees fewer ticks rather than a flood.
+///
+/// # Panics
+/// If `period` is zero.
+pub fn interval(period: Duration) -> Interval {
+    assert!(!period.is_zero(), "spinpark::time::interval: period must be non-zero");
+    Interval {
+        period,
+        sleep: sleep_until(Instant::now()),
+    }
+}
+
+/// A stream of ticks; see [`interval`].
+#[derive(Debug)]
+pub struct Interval {
+    period: Duration,
+    sleep: Sleep,
+}
+
+impl Interval {
+    /// Waits for the next tick and returns the instant it was scheduled for.
+    pub async fn tick(&mut self) -> Instant {
+        std::future::poll_fn(|cx| self.poll_tick(cx)).await
+    }
+
+    /// Polls for the next tick.
+    pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
+        match Pin::new(&mut self.sleep).poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(()) => {
+                let scheduled = self.sleep.deadline();
+                let now = Instant::now();
+                let next = if now >= scheduled + self.period {
+                    // Missed one or more ticks: skip them.
+                    now + self.period
+                } else {
+                    scheduled + self.period
+                };
+                self.sleep.reset(next);
+                Poll::Ready(scheduled)
+            }
+        }
+    }
+
+    /// The period.
+    pub fn period(&self) -> Duration {
+        self.period
+    }
+}
+
+impl futures_core::Stream for Interval {
+    type Item = Instant;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Instant>> {
+        self.poll_tick(cx).map(Some)
+    }
+}
