@@ -1,1 +1,429 @@
+//! `#[spinpark::main]` and `#[spinpark::test]`: attributes that run an
+//! `async fn` on its own spinpark runtime, as a program's entry point or as a
+//! test.
+//!
+//! Use them through the `spinpark` crate, which re-exports both:
+//!
+//! ```no_run
+//! #[spinpark::main(worker_threads = 4, spin = "50us")]
+//! async fn main() {
+//!     println!("running on a spinpark runtime");
+//! }
+//! ```
+//!
+//! # How it works
+//!
+//! The attribute turns the `async fn` into a plain `fn` with the same
+//! attributes, visibility, name and return type. Its body builds a runtime,
+//! calling a `Builder` method only for the arguments that were given, and
+//! blocks on the original body, now an `async` block. The example above
+//! becomes:
+//!
+//! ```ignore
+//! fn main() {
+//!     ::spinpark::Builder::new()
+//!         .worker_threads(4usize)
+//!         .spin(::core::time::Duration::from_nanos(50000u64))
+//!         .build()
+//!         .expect("failed to build the spinpark runtime")
+//!         .block_on(async {
+//!             println!("running on a spinpark runtime");
+//!         })
+//! }
+//! ```
+//!
+//! `#[spinpark::test]` emits the same function with
+//! `#[::core::prelude::v1::test]` in front of it, so every test gets a runtime
+//! of its own.
+//!
+//! The arguments are checked while compiling: the `spin` string is turned into
+//! a number of nanoseconds here, not at run time. When something is wrong the
+//! attribute emits a `compile_error!` pointing at the offending tokens, plus a
+//! plain `fn` with the same name and attributes that holds the original
+//! function (untouched, so editors can still complete inside it) as an unused
+//! inner item. That keeps the compiler from piling further errors, such as
+//! "`main` function not found", on top of the one that matters.
+
+#![warn(missing_docs)]
+
 use proc_macro::TokenStream;
+use proc_macro2::TokenStream as TokenStream2;
+use quote::{quote, ToTokens};
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
+use syn::{Error, Expr, ExprLit, Ident, ItemFn, Lit, LitStr, Path, Token};
+
+/// Runs `async fn main` on a spinpark runtime.
+///
+/// ```no_run
+/// #[spinpark::main]
+/// async fn main() {
+///     println!("hello");
+/// }
+/// ```
+///
+/// The runtime is built with `spinpark::Builder` and its defaults, changed by
+/// these optional arguments:
+///
+/// - `worker_threads = 4`: the number of worker threads (at least 1).
+/// - `spin = "50us"`: how long an idle worker spins before it parks; a number
+///   followed by `ns`, `us`, `ms` or `s`. Decimals are accepted as long as the
+///   result is a whole number of nanoseconds (`"1.5ms"`, `"2.5us"`), and `"0"`
+///   turns spinning off.
+/// - `max_spinners = 2`: how many idle workers may spin at once.
+/// - `crate = "path"`: where to find spinpark, for crates that re-export it,
+///   e.g. `crate = "my_reexport::spinpark"`. Defaults to `::spinpark`.
+///
+/// The return type is kept, so `main` can return a `Result`:
+///
+/// ```no_run
+/// #[spinpark::main(worker_threads = 2, spin = "0")]
+/// async fn main() -> Result<(), Box<dyn std::error::Error>> {
+///     let port: u16 = "8080".parse()?;
+///     println!("would listen on {port}");
+///     Ok(())
+/// }
+/// ```
+///
+/// It panics with "failed to build the spinpark runtime" if the runtime
+/// cannot be built. The function must be `async` and take no arguments.
+#[proc_macro_attribute]
+pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand(Kind::Main, args.into(), item.into()).into()
+}
+
+/// Runs an `async fn` test on a spinpark runtime of its own.
+///
+/// ```no_run
+/// #[spinpark::test]
+/// async fn adds() {
+///     assert_eq!(async { 2 + 2 }.await, 4);
+/// }
+///
+/// #[spinpark::test(worker_threads = 2, spin = "0")]
+/// #[should_panic(expected = "boom")]
+/// async fn panics() {
+///     panic!("boom");
+/// }
+/// # fn main() {}
+/// ```
+///
+/// It takes the same arguments as [`macro@main`] (`worker_threads`, `spin`,
+/// `max_spinners` and `crate`); anything not given is left to the
+/// `spinpark::Builder` defaults. The function's other attributes, such as
+/// `#[should_panic]` and `#[ignore]`, and its return type are kept, so a test
+/// may return a `Result`. Do not add `#[test]` as well: this attribute
+/// already marks the function as a test.
+#[proc_macro_attribute]
+pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand(Kind::Test, args.into(), item.into()).into()
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Main,
+    Test,
+}
+
+/// The arguments, checked. `None` leaves the setting to the `Builder`.
+#[derive(Default)]
+struct Config {
+    worker_threads: Option<usize>,
+    spin_nanos: Option<u64>,
+    max_spinners: Option<usize>,
+    krate: Option<Path>,
+}
+
+const ARGUMENTS: &str = "`worker_threads`, `spin`, `max_spinners` and `crate`";
+
+fn expand(kind: Kind, args: TokenStream2, item: TokenStream2) -> TokenStream2 {
+    let func: ItemFn = match syn::parse2(item.clone()) {
+        Ok(func) => func,
+        Err(err) => {
+            let err = err.to_compile_error();
+            return quote!(#err #item);
+        }
+    };
+
+    let mut errors = Vec::new();
+    let config = parse_args.parse2(args).unwrap_or_else(|err| {
+        errors.push(err);
+        Config::default()
+    });
+
+    let sig = &func.sig;
+    if sig.asyncness.is_none() {
+        errors.push(Error::new(
+            sig.fn_token.span,
+            "the `async` keyword is missing from the function declaration",
+        ));
+    }
+    if !sig.inputs.is_empty() {
+        let msg = match kind {
+            Kind::Main => "the main function cannot accept arguments",
+            Kind::Test => "test functions cannot accept arguments",
+        };
+        errors.push(Error::new_spanned(&sig.inputs, msg));
+    }
+    if kind == Kind::Test {
+        let is_test = |attr: &&syn::Attribute| {
+            attr.path()
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "test")
+        };
+        if let Some(attr) = func.attrs.iter().find(is_test) {
+            errors.push(Error::new_spanned(
+                attr,
+                "a second test attribute: #[spinpark::test] already makes this function a test",
+            ));
+        }
+    }
+
+    let error = errors.into_iter().reduce(|mut all, err| {
+        all.combine(err);
+        all
+    });
+    match error {
+        Some(err) => with_error(err, func),
+        None => expansion(kind, config, func),
+    }
+}
+
+/// Parses `name = value, ...` as far as the first mistake.
+fn parse_args(input: ParseStream) -> syn::Result<Config> {
+    let mut config = Config::default();
+    while !input.is_empty() {
+        // `parse_any` so that the keyword `crate` is accepted as a name.
+        let name = input.call(Ident::parse_any)?;
+        let key = name.to_string();
+        if !matches!(
+            key.as_str(),
+            "worker_threads" | "spin" | "max_spinners" | "crate"
+        ) {
+            let msg = format!("unknown argument `{key}`; the arguments are {ARGUMENTS}");
+            return Err(Error::new_spanned(name, msg));
+        }
+        input.parse::<Token![=]>()?;
+        let value: Expr = input.parse()?;
+
+        let taken = match key.as_str() {
+            "worker_threads" => set(&mut config.worker_threads, count(&key, &value, 1)?),
+            "max_spinners" => set(&mut config.max_spinners, count(&key, &value, 0)?),
+            "spin" => {
+                let lit = string(&key, &value)?;
+                let nanos = parse_spin(&lit.value()).map_err(|msg| Error::new(lit.span(), msg))?;
+                set(&mut config.spin_nanos, nanos)
+            }
+            _ => {
+                let lit = string(&key, &value)?;
+                let path = lit.parse_with(Path::parse_mod_style).map_err(|_| {
+                    let msg = format!(
+                        "`crate` must be a path such as \"spinpark\" or \
+                         \"my_reexport::spinpark\", not {:?}",
+                        lit.value()
+                    );
+                    Error::new(lit.span(), msg)
+                })?;
+                set(&mut config.krate, path)
+            }
+        };
+        if taken {
+            return Err(Error::new_spanned(name, format!("`{key}` is given twice")));
+        }
+
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+    }
+    Ok(config)
+}
+
+/// Stores `value`, returning whether the slot was already taken.
+fn set<T>(slot: &mut Option<T>, value: T) -> bool {
+    slot.replace(value).is_some()
+}
+
+/// An unsuffixed (or `usize`) integer literal of at least `min`.
+fn count(key: &str, value: &Expr, min: usize) -> syn::Result<usize> {
+    let n = match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(int), ..
+        }) if matches!(int.suffix(), "" | "usize") => int.base10_parse::<usize>()?,
+        _ => {
+            let msg = format!("`{key}` takes an integer, e.g. `{key} = 4`");
+            return Err(Error::new_spanned(value, msg));
+        }
+    };
+    if n < min {
+        return Err(Error::new_spanned(
+            value,
+            format!("`{key}` must be at least {min}"),
+        ));
+    }
+    Ok(n)
+}
+
+/// A string literal.
+fn string<'a>(key: &str, value: &'a Expr) -> syn::Result<&'a LitStr> {
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => Ok(lit),
+        _ => {
+            let example = if key == "spin" {
+                "\"50us\""
+            } else {
+                "\"spinpark\""
+            };
+            let msg = format!("`{key}` takes a string, e.g. `{key} = {example}`");
+            Err(Error::new_spanned(value, msg))
+        }
+    }
+}
+
+/// Reads a `spin` duration ("50us", "1.5ms", "0", ...) as nanoseconds.
+fn parse_spin(text: &str) -> Result<u64, String> {
+    if text == "0" {
+        return Ok(0);
+    }
+    let malformed = || {
+        format!(
+            "malformed `spin` duration {text:?}: expected a number and a unit \
+             (ns, us, ms or s) such as \"50us\" or \"1.5ms\", or \"0\" to turn spinning off"
+        )
+    };
+    let unit_at = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(unit_at);
+    let unit_nanos: u128 = match unit {
+        "ns" => 1,
+        "us" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        _ => return Err(malformed()),
+    };
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || (number.contains('.') && !digits(fraction)) {
+        return Err(malformed());
+    }
+
+    let too_long = || format!("`spin` duration {text:?} does not fit in a u64 of nanoseconds");
+    let not_whole = || format!("`spin` duration {text:?} is not a whole number of nanoseconds");
+    let fraction = fraction.trim_end_matches('0');
+    if fraction.len() > 9 {
+        return Err(not_whole());
+    }
+    let whole: u128 = whole.parse().map_err(|_| too_long())?;
+    let fraction_scale = 10u128.pow(fraction.len() as u32);
+    let fraction_nanos = fraction.parse::<u128>().unwrap_or(0) * unit_nanos;
+    if fraction_nanos % fraction_scale != 0 {
+        return Err(not_whole());
+    }
+    whole
+        .checked_mul(unit_nanos)
+        .and_then(|n| n.checked_add(fraction_nanos / fraction_scale))
+        .and_then(|n| u64::try_from(n).ok())
+        .ok_or_else(too_long)
+}
+
+fn expansion(kind: Kind, config: Config, func: ItemFn) -> TokenStream2 {
+    let ItemFn {
+        attrs,
+        vis,
+        mut sig,
+        block,
+    } = func;
+    sig.asyncness = None;
+
+    let krate = match config.krate {
+        Some(path) => path.into_token_stream(),
+        None => quote!(::spinpark),
+    };
+    let worker_threads = config.worker_threads.map(|n| quote!(.worker_threads(#n)));
+    let spin = config
+        .spin_nanos
+        .map(|n| quote!(.spin(::core::time::Duration::from_nanos(#n))));
+    let max_spinners = config.max_spinners.map(|n| quote!(.max_spinners(#n)));
+    let test_attr = (kind == Kind::Test).then(|| quote!(#[::core::prelude::v1::test]));
+
+    quote! {
+        #test_attr
+        #(#attrs)*
+        #vis #sig {
+            #krate::Builder::new()
+                #worker_threads
+                #spin
+                #max_spinners
+                .build()
+                .expect("failed to build the spinpark runtime")
+                .block_on(async #block)
+        }
+    }
+}
+
+/// The errors, plus a stand-in `fn` that compiles as a `main` or a test and
+/// keeps the original function, unchanged, as an unused inner item.
+fn with_error(err: Error, func: ItemFn) -> TokenStream2 {
+    let err = err.to_compile_error();
+    let ItemFn {
+        attrs,
+        vis,
+        sig,
+        block,
+    } = func;
+    let (ident, output) = (&sig.ident, &sig.output);
+    quote! {
+        #err
+        #[allow(dead_code)]
+        #(#attrs)*
+        #vis fn #ident() #output {
+            #[allow(dead_code)]
+            #sig #block
+            ::core::unreachable!()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_spin;
+
+    #[test]
+    fn spin_durations() {
+        assert_eq!(parse_spin("0"), Ok(0));
+        assert_eq!(parse_spin("0us"), Ok(0));
+        assert_eq!(parse_spin("7ns"), Ok(7));
+        assert_eq!(parse_spin("50us"), Ok(50_000));
+        assert_eq!(parse_spin("1.5ms"), Ok(1_500_000));
+        assert_eq!(parse_spin("2s"), Ok(2_000_000_000));
+        assert_eq!(parse_spin("0.000000001s"), Ok(1));
+        assert_eq!(parse_spin("1.250us"), Ok(1_250));
+        assert_eq!(parse_spin("18446744073709551615ns"), Ok(u64::MAX));
+    }
+
+    #[test]
+    fn bad_spin_durations() {
+        for bad in [
+            "",
+            "5",
+            "5 parsecs",
+            "5 us",
+            "us",
+            ".5ms",
+            "5.ms",
+            "1.2.3s",
+            "-1ms",
+            "5m",
+            "1e3ns",
+            "1.5ns",
+            "0.0000000001s",
+            "18446744073709551616ns",
+            "99999999999999999999999999999999999999999s",
+        ] {
+            assert!(parse_spin(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+}

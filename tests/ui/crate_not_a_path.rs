@@ -1,0 +1,2 @@
+#[spinpark::main(crate = "not a path")]
+async fn main() {}

@@ -1,0 +1,4 @@
+#[spinpark::main]
+async fn main(args: Vec<String>) {
+    println!("{args:?}");
+}

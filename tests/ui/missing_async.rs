@@ -1,0 +1,4 @@
+#[spinpark::main]
+fn main() {
+    println!("not async");
+}

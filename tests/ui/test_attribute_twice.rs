@@ -1,0 +1,5 @@
+#[spinpark::test]
+#[test]
+async fn twice() {}
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[spinpark::test]
+fn not_async() {}
+
+fn main() {}
