@@ -57,9 +57,7 @@ pub mod time {
 
 /// Tasks: spawning, joining, yielding.
 pub mod task {
-    pub use spinpark_executor::{
-        spawn, spawn_blocking, yield_now, JoinError, JoinHandle,
-    };
+    pub use spinpark_executor::{spawn, spawn_blocking, yield_now, JoinError, JoinHandle};
 }
 
 /// The runtime and its configuration and metrics.

@@ -305,7 +305,11 @@ impl<F: Futex> Sleepers<F> {
                 // and any worker picked to wake are awake or not counted, so this also means
                 // nobody spins and no wake-up is pending.)
                 let last = drive.is_some() && sleepers(cur) + 1 == self.workers;
-                let new = if last { cur | DRIVER } else { cur + ONE_SLEEPER };
+                let new = if last {
+                    cur | DRIVER
+                } else {
+                    cur + ONE_SLEEPER
+                };
                 // SeqCst: the announcement is the worker's half of the store/fence/load pattern.
                 match self.word.compare_exchange_weak(cur, new, SeqCst, Relaxed) {
                     Ok(_) => break (new, last),

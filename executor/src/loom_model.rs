@@ -36,11 +36,7 @@ impl Model {
         self.0.notify(unpark_driver) != Woke::Nobody
     }
     /// See `Sleepers::park`.
-    pub fn park(
-        &self,
-        recheck: impl FnMut() -> bool,
-        drive: Option<&mut dyn FnMut()>,
-    ) -> Outcome {
+    pub fn park(&self, recheck: impl FnMut() -> bool, drive: Option<&mut dyn FnMut()>) -> Outcome {
         let mut recheck = recheck;
         match self.0.park(|| recheck().then_some(()), drive) {
             Parked::Work(()) => Outcome::Work,

@@ -115,7 +115,13 @@ fn run(workers: usize, max_spinners: usize, producers: usize, with_driver: bool)
     run_burst(workers, max_spinners, producers, 1, with_driver)
 }
 
-fn run_burst(workers: usize, max_spinners: usize, producers: usize, burst: usize, with_driver: bool) {
+fn run_burst(
+    workers: usize,
+    max_spinners: usize,
+    producers: usize,
+    burst: usize,
+    with_driver: bool,
+) {
     loom::model(move || {
         let m = Arc::new(Model::new(workers, max_spinners));
         let q = Queue::new(producers * burst);

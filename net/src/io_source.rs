@@ -21,10 +21,21 @@ pub(crate) struct IoSource<T: AsRawFd> {
 }
 
 impl<T: AsRawFd> IoSource<T> {
-    /// Registers `io` (already non-blocking) with the current runtime's reactor.
+    /// Registers `io` (already non-blocking, and connected or listening) with the current
+    /// runtime's reactor.
     pub(crate) fn new(io: T) -> io::Result<Self> {
+        Self::with_readiness(io, true)
+    }
+
+    /// Registers a socket whose connection is still in progress: nothing is ready until the
+    /// kernel says so.
+    pub(crate) fn connecting(io: T) -> io::Result<Self> {
+        Self::with_readiness(io, false)
+    }
+
+    fn with_readiness(io: T, assume_ready: bool) -> io::Result<Self> {
         let reactor = Reactor::current()?;
-        let (token, source) = reactor.register(io.as_raw_fd())?;
+        let (token, source) = reactor.register(io.as_raw_fd(), assume_ready)?;
         Ok(Self {
             io: Some(io),
             source,

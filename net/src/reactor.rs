@@ -116,11 +116,15 @@ impl Reactor {
     }
 
     /// Registers `fd` (edge-triggered, both directions) and returns its token and readiness.
-    pub(crate) fn register(&self, fd: RawFd) -> io::Result<(Token, Arc<Source>)> {
+    pub(crate) fn register(
+        &self,
+        fd: RawFd,
+        assume_ready: bool,
+    ) -> io::Result<(Token, Arc<Source>)> {
         if self.shut_down.load(Ordering::Acquire) {
             return Err(io::Error::other("the spinpark runtime is shutting down"));
         }
-        let source = Arc::new(Source::new());
+        let source = Arc::new(Source::new(assume_ready));
         let token = {
             let mut slab = self.slab();
             let index = match slab.free.pop() {
@@ -184,12 +188,15 @@ impl Reactor {
                         self.unparked.store(false, Ordering::Release);
                         continue;
                     }
-                    let (index, generation) = ((token & u32::MAX as u64) as usize, (token >> 32) as u32);
+                    let (index, generation) =
+                        ((token & u32::MAX as u64) as usize, (token >> 32) as u32);
                     match slab.entries.get(index) {
                         Some(Entry {
                             generation: g,
                             source: Some(s),
-                        }) if *g == generation => ready.push((s.clone(), readiness_bits(ev.events))),
+                        }) if *g == generation => {
+                            ready.push((s.clone(), readiness_bits(ev.events)))
+                        }
                         // Stale: the fd was deregistered after the kernel queued this event.
                         _ => {}
                     }
@@ -280,7 +287,12 @@ impl Driver for NetDriver {
     fn shutdown(&self) {
         let r = &self.0;
         r.shut_down.store(true, Ordering::Release);
-        let sources: Vec<Arc<Source>> = r.slab().entries.iter().filter_map(|e| e.source.clone()).collect();
+        let sources: Vec<Arc<Source>> = r
+            .slab()
+            .entries
+            .iter()
+            .filter_map(|e| e.source.clone())
+            .collect();
         for s in sources {
             s.clear_wakers();
         }

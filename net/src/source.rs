@@ -78,11 +78,12 @@ pub(crate) struct Source {
 }
 
 impl Source {
-    pub(crate) fn new() -> Self {
+    /// `assume_ready`: a connected socket is assumed ready both ways, so the first operation
+    /// just tries (an edge arrives after a `WouldBlock` anyway). A socket that is still
+    /// connecting must wait for the kernel's first event instead.
+    pub(crate) fn new(assume_ready: bool) -> Self {
         Self {
-            // A new socket is assumed ready both ways: the first operation just tries, and an
-            // edge arrives after a WouldBlock anyway.
-            readiness: AtomicUsize::new(READABLE | WRITABLE),
+            readiness: AtomicUsize::new(if assume_ready { READABLE | WRITABLE } else { 0 }),
             waiters: Mutex::new(Waiters::default()),
         }
     }
@@ -97,9 +98,9 @@ impl Source {
     pub(crate) fn set_ready(&self, bits: usize) {
         // AcqRel: publishes the event to the operation that reads the word (Acquire there), and
         // reads the previous word to build on it.
-        let _ = self
-            .readiness
-            .fetch_update(AcqRel, Acquire, |w| Some((w & !READY_MASK).wrapping_add(TICK_ONE) | (w & READY_MASK) | bits));
+        let _ = self.readiness.fetch_update(AcqRel, Acquire, |w| {
+            Some((w & !READY_MASK).wrapping_add(TICK_ONE) | (w & READY_MASK) | bits)
+        });
         let (r, w) = {
             let mut ws = self.waiters();
             let r = if bits & Direction::Read.mask() != 0 {

@@ -107,7 +107,11 @@ impl Timers {
 /// # Panics
 /// When first polled outside a spinpark runtime.
 pub fn sleep(duration: Duration) -> Sleep {
-    sleep_until(Instant::now().checked_add(duration).unwrap_or_else(far_future))
+    sleep_until(
+        Instant::now()
+            .checked_add(duration)
+            .unwrap_or_else(far_future),
+    )
 }
 
 /// Waits until `deadline`.
@@ -140,7 +144,9 @@ enum State {
 
 impl fmt::Debug for Sleep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Sleep").field("deadline", &self.deadline).finish()
+        f.debug_struct("Sleep")
+            .field("deadline", &self.deadline)
+            .finish()
     }
 }
 
@@ -272,7 +278,10 @@ impl<F: Future> Future for Timeout<F> {
 /// # Panics
 /// If `period` is zero.
 pub fn interval(period: Duration) -> Interval {
-    assert!(!period.is_zero(), "spinpark::time::interval: period must be non-zero");
+    assert!(
+        !period.is_zero(),
+        "spinpark::time::interval: period must be non-zero"
+    );
     Interval {
         period,
         sleep: sleep_until(Instant::now()),

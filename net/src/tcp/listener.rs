@@ -147,4 +147,3 @@ impl futures_core::Stream for Incoming<'_> {
             .map(|r| Some(r.map(|(s, _)| s)))
     }
 }
-

@@ -61,7 +61,7 @@ impl TcpStream {
 
     async fn connect_addr(addr: SocketAddr) -> io::Result<TcpStream> {
         let stream = TcpStream {
-            io: IoSource::new(start_connect(addr)?)?,
+            io: IoSource::connecting(start_connect(addr)?)?,
         };
         // The connection is established (or failed) when the socket turns writable.
         poll_fn(|cx| stream.io.poll_ready(Direction::Write, cx)).await?;
@@ -152,11 +152,19 @@ impl TcpStream {
         super::split::into_split(self)
     }
 
-    pub(crate) fn poll_read_priv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+    pub(crate) fn poll_read_priv(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
         self.io.poll_io(Direction::Read, cx, |s| (&*s).read(buf))
     }
 
-    pub(crate) fn poll_write_priv(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    pub(crate) fn poll_write_priv(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         // std's write uses send(MSG_NOSIGNAL): a closed peer is an EPIPE error, not SIGPIPE.
         self.io.poll_io(Direction::Write, cx, |s| (&*s).write(buf))
     }
@@ -173,7 +181,11 @@ impl TcpStream {
 
 /// Creates a non-blocking socket and starts connecting it.
 fn start_connect(addr: SocketAddr) -> io::Result<std::net::TcpStream> {
-    let domain = if addr.is_ipv4() { libc::AF_INET } else { libc::AF_INET6 };
+    let domain = if addr.is_ipv4() {
+        libc::AF_INET
+    } else {
+        libc::AF_INET6
+    };
     // SAFETY: socket(2) takes no pointers; a non-negative result is a new fd we own.
     let fd = unsafe {
         libc::socket(
@@ -253,13 +265,21 @@ fn send_vectored(fd: RawFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
 }
 
 impl AsyncRead for TcpStream {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
         self.poll_read_priv(cx, buf)
     }
 }
 
 impl AsyncWrite for TcpStream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         self.poll_write_priv(cx, buf)
     }
 
@@ -282,13 +302,21 @@ impl AsyncWrite for TcpStream {
 }
 
 impl AsyncRead for &TcpStream {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
         self.poll_read_priv(cx, buf)
     }
 }
 
 impl AsyncWrite for &TcpStream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         self.poll_write_priv(cx, buf)
     }
 

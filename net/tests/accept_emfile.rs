@@ -1,0 +1,144 @@
+//! Running out of file descriptors slows accepting down; it neither spins nor stops the
+//! server. The server runs in a child process (this same test binary, re-executed) whose
+//! RLIMIT_NOFILE is lowered; the parent drives it over loopback.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const CHILD_ENV: &str = "SPINPARK_EMFILE_CHILD";
+
+#[test]
+fn accept_backs_off_on_emfile_and_recovers() {
+    if std::env::var_os(CHILD_ENV).is_some() {
+        return child();
+    }
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "accept_backs_off_on_emfile_and_recovers",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut to_child = child.stdin.take().unwrap();
+    let mut from_child = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    let mut expect = |what: &str| -> String {
+        loop {
+            line.clear();
+            let n = from_child.read_line(&mut line).unwrap();
+            assert!(n > 0, "child exited before saying {what}");
+            // The test harness may print its own text on the same line first.
+            if let Some(at) = line.find(what) {
+                return line[at + what.len()..].trim().to_string();
+            }
+        }
+    };
+    let port: u16 = expect("PORT").parse().unwrap();
+    let addr = ("127.0.0.1", port);
+    // A connection accepted while descriptors are available works.
+    let mut a = std::net::TcpStream::connect(addr).unwrap();
+    a.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    a.write_all(b"a").unwrap();
+    let mut one = [0u8; 1];
+    a.read_exact(&mut one).unwrap();
+    assert_eq!(&one, b"a");
+    // The child uses up its descriptors; our next connection waits in its backlog.
+    writeln!(to_child, "EXHAUST").unwrap();
+    expect("EXHAUSTED");
+    let mut b = std::net::TcpStream::connect(addr).unwrap();
+    b.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    b.write_all(b"b").unwrap();
+    // The existing connection is still served meanwhile.
+    a.write_all(b"c").unwrap();
+    a.read_exact(&mut one).unwrap();
+    assert_eq!(&one, b"c");
+    writeln!(to_child, "REPORT").unwrap();
+    let cpu_ms: u64 = expect("CPU_MS_DURING_EXHAUSTION").parse().unwrap();
+    writeln!(to_child, "RELEASE").unwrap();
+    // Descriptors are back: the waiting connection is accepted and served.
+    b.read_exact(&mut one)
+        .expect("the server never accepted again after EMFILE");
+    assert_eq!(&one, b"b");
+    drop(to_child);
+    assert!(child.wait().unwrap().success());
+    // While exhausted (at least the child's 300 ms pause before REPORT), accepting was retried
+    // on a timer, not in a busy loop, which would have burned a core: about 300 ms of CPU.
+    // This bounds CPU used, not time taken, and is loose on purpose.
+    assert!(
+        cpu_ms < 150,
+        "the server burned {cpu_ms} ms of CPU while out of descriptors"
+    );
+}
+
+fn child() {
+    use futures_util::{AsyncReadExt, AsyncWriteExt};
+    use spinpark_net::TcpListener;
+    let lim = libc::rlimit {
+        rlim_cur: 128,
+        rlim_max: 128,
+    };
+    // SAFETY: setrlimit reads a valid rlimit struct on our stack.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) }, 0);
+    let rt = spinpark_executor::Builder::new()
+        .worker_threads(2)
+        .spin(Duration::ZERO)
+        .build()
+        .unwrap();
+    let listener = rt.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+    println!("PORT {}", listener.local_addr().unwrap().port());
+    rt.spawn(async move {
+        loop {
+            let (mut s, _) = listener
+                .accept()
+                .await
+                .expect("accept must not fail on EMFILE");
+            spinpark_executor::spawn(async move {
+                let mut b = [0u8; 1];
+                while s.read_exact(&mut b).await.is_ok() {
+                    if s.write_all(&b).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    let stdin = std::io::stdin();
+    let mut hog: Vec<std::fs::File> = Vec::new();
+    let mut cpu_at_exhaust = 0;
+    for line in stdin.lock().lines() {
+        match line.unwrap().trim() {
+            "EXHAUST" => {
+                while let Ok(f) = std::fs::File::open("/dev/null") {
+                    hog.push(f);
+                    assert!(hog.len() < 1_000_000, "no descriptor limit");
+                }
+                cpu_at_exhaust = process_cpu_ms();
+                println!("EXHAUSTED");
+            }
+            "REPORT" => {
+                std::thread::sleep(Duration::from_millis(300));
+                println!(
+                    "CPU_MS_DURING_EXHAUSTION {}",
+                    process_cpu_ms() - cpu_at_exhaust
+                );
+            }
+            "RELEASE" => hog.clear(),
+            _ => {}
+        }
+    }
+    drop(rt);
+}
+
+fn process_cpu_ms() -> u64 {
+    // SAFETY: getrusage fills a valid rusage struct on our stack.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let ms = |t: libc::timeval| t.tv_sec as u64 * 1000 + t.tv_usec as u64 / 1000;
+    ms(ru.ru_utime) + ms(ru.ru_stime)
+}
