@@ -1,1 +1,243 @@
-fn main() {}
+//! The RPC benchmark: the same echo server on spinpark and on tokio, side by side.
+//!
+//! ```text
+//! cargo bench --bench rpc               # about 3 minutes
+//! cargo bench --bench rpc -- --quick    # under 45 seconds
+//! cargo bench --bench rpc -- --docs     # also refresh docs/bench.md and docs/bench.svg
+//! ```
+//!
+//! Each runtime serves from its own process (this binary, re-executed with `--serve`), with
+//! the same worker count (2 by default); this process is the one load generator both share.
+//! Modes follow the two experiments spinpark answers: a database's rpc-bench (sync: T client
+//! threads with one request in flight each; async: C connections with D requests in flight),
+//! printing Reqs/sec, User and Sys CPU per request and context switches per request; and a
+//! storage system's "waking up worker threads" test (gap: one client whose requests are spaced
+//! by a pause), printing latency against the gap. Runs alternate between the runtimes, repeat
+//! for several rounds, and report medians and the spinpark/tokio ratio.
+
+#[path = "../examples/common/echo_proto.rs"]
+mod echo_proto;
+#[path = "rpc/load.rs"]
+mod load;
+#[path = "rpc/report.rs"]
+mod report;
+#[path = "rpc/server.rs"]
+mod server;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::SocketAddr;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use report::{Mode, Sample};
+use server::Usage;
+
+pub const RUNTIMES: [&str; 2] = ["spinpark", "tokio"];
+
+struct Options {
+    quick: bool,
+    docs: bool,
+    rounds: usize,
+    workers: usize,
+    spin: Option<Duration>,
+}
+
+fn parse_duration(s: &str) -> Duration {
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = num.parse().unwrap_or_else(|_| panic!("bad duration {s}"));
+    match unit {
+        "" if n == 0 => Duration::ZERO,
+        "ns" => Duration::from_nanos(n),
+        "us" => Duration::from_micros(n),
+        "ms" => Duration::from_millis(n),
+        "s" => Duration::from_secs(n),
+        _ => panic!("bad duration {s}: use ns, us, ms or s"),
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut opts = Options {
+        quick: false,
+        docs: false,
+        rounds: 3,
+        workers: 2,
+        spin: None,
+    };
+    let mut serve = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => opts.quick = true,
+            "--docs" => opts.docs = true,
+            "--rounds" => opts.rounds = it.next().unwrap().parse().unwrap(),
+            "--workers" => opts.workers = it.next().unwrap().parse().unwrap(),
+            "--spin" => opts.spin = Some(parse_duration(it.next().unwrap())),
+            "--serve" => serve = Some(it.next().unwrap().clone()),
+            // Passed by `cargo bench`; anything else is a filter we do not support.
+            _ => {}
+        }
+    }
+    if let Some(rt) = serve {
+        return server::serve(&rt, opts.workers, opts.spin);
+    }
+    run(&opts);
+}
+
+/// A server process and its control pipe.
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    addr: SocketAddr,
+}
+
+impl Server {
+    fn start(runtime: &str, opts: &Options) -> Server {
+        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--serve", runtime, "--workers", &opts.workers.to_string()]);
+        if let Some(s) = opts.spin {
+            cmd.args(["--spin", &format!("{}ns", s.as_nanos())]);
+        }
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start server");
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let port: u16 = line
+            .trim()
+            .strip_prefix("PORT ")
+            .unwrap_or_else(|| panic!("{runtime} server said {line:?}"))
+            .parse()
+            .unwrap();
+        Server {
+            child,
+            stdin,
+            stdout,
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        }
+    }
+
+    fn usage(&mut self) -> Usage {
+        writeln!(self.stdin, "STATS").unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        Usage::parse(&line).unwrap_or_else(|| panic!("bad stats line {line:?}"))
+    }
+
+    fn stop(mut self) {
+        drop(self.stdin);
+        let _ = self.child.wait();
+    }
+}
+
+/// The modes, in the order they run, with how long each runs.
+fn modes(quick: bool) -> Vec<Mode> {
+    let dur = if quick {
+        Duration::from_millis(600)
+    } else {
+        Duration::from_secs(3)
+    };
+    let gap_budget = if quick {
+        Duration::from_millis(250)
+    } else {
+        Duration::from_millis(1500)
+    };
+    let mut m = vec![
+        Mode::Sync { threads: 1, dur },
+        Mode::Sync { threads: 4, dur },
+        Mode::Async {
+            conns: 4,
+            depth: 16,
+            dur,
+        },
+    ];
+    for us in [0u64, 20, 50, 100, 200, 500, 1_000, 5_000, 10_000] {
+        let gap = Duration::from_micros(us);
+        // Enough samples for percentiles, within the time budget.
+        let per = gap + Duration::from_micros(60);
+        let count = (gap_budget.as_nanos() / per.as_nanos()).clamp(30, 20_000) as usize;
+        m.push(Mode::Gap { gap, count });
+    }
+    m
+}
+
+fn client_usage() -> Usage {
+    Usage::now()
+}
+
+fn measure(server: &mut Server, mode: &Mode) -> Sample {
+    // Let the server's workers settle into the idle state the mode starts from.
+    std::thread::sleep(Duration::from_millis(20));
+    let s0 = server.usage();
+    let c0 = client_usage();
+    let t0 = Instant::now();
+    let r = match *mode {
+        Mode::Sync { threads, dur } => load::sync(server.addr, threads, dur),
+        Mode::Async { conns, depth, dur } => load::pipelined(server.addr, conns, depth, dur),
+        Mode::Gap { gap, count } => load::gap(server.addr, gap, count),
+    };
+    let _wall = t0.elapsed();
+    let c = client_usage().since(c0);
+    let s = server.usage().since(s0);
+    Sample::new(&r, s, c)
+}
+
+fn run(opts: &Options) {
+    let modes = modes(opts.quick);
+    let started = Instant::now();
+    let mut servers: Vec<Server> = RUNTIMES.iter().map(|rt| Server::start(rt, opts)).collect();
+    let mut results: Vec<[Vec<Sample>; 2]> =
+        modes.iter().map(|_| [Vec::new(), Vec::new()]).collect();
+    for round in 0..opts.rounds {
+        for (mi, mode) in modes.iter().enumerate() {
+            // Alternate which runtime goes first, so drift on the machine hits both alike.
+            let order = if (round + mi) % 2 == 0 {
+                [0, 1]
+            } else {
+                [1, 0]
+            };
+            for ri in order {
+                eprint!(
+                    "\r\x1b[2K[round {}/{}] {:<8} {:<14} ({:.0?} elapsed)",
+                    round + 1,
+                    opts.rounds,
+                    RUNTIMES[ri],
+                    mode.name(),
+                    started.elapsed()
+                );
+                let sample = measure(&mut servers[ri], mode);
+                results[mi][ri].push(sample);
+            }
+        }
+    }
+    eprintln!("\r\x1b[2Kdone in {:.0?}", started.elapsed());
+    for s in servers {
+        s.stop();
+    }
+    let report = report::Report::new(&modes, &results, opts.workers, opts.quick, opts.rounds);
+    print!("{}", report.text());
+    let dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
+        .join("spinpark-bench");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("results.json"), report.json()).unwrap();
+    std::fs::write(dir.join("results.md"), report.markdown()).unwrap();
+    std::fs::write(dir.join("chart.svg"), report.svg()).unwrap();
+    println!(
+        "\nwrote {}/results.json, results.md and chart.svg",
+        dir.display()
+    );
+    if opts.docs {
+        let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+        std::fs::create_dir_all(&docs).unwrap();
+        std::fs::write(docs.join("bench.md"), report.markdown()).unwrap();
+        std::fs::write(docs.join("bench.svg"), report.svg()).unwrap();
+        println!("refreshed docs/bench.md and docs/bench.svg");
+    }
+}

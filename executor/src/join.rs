@@ -175,7 +175,6 @@ impl<F: Future> Future for Guarded<F> {
 /// Awaiting it yields the task's output, or a [`JoinError`] if the task panicked, was aborted,
 /// or was dropped by a runtime that shut down. Dropping the handle detaches the task: it keeps
 /// running and its output is dropped.
-#[must_use = "dropping a JoinHandle detaches the task; bind it to `_task` to keep it explicit"]
 pub struct JoinHandle<T> {
     task: Option<async_task::FallibleTask<Result<T, JoinError>>>,
     abort: Arc<AbortFlag>,
