@@ -441,15 +441,22 @@ pub(crate) struct SpinPolicy {
 /// for at most that long, and a spinner alone on its core pays one cheap syscall.
 const YIELD_EVERY: u32 = 32;
 
+/// An iteration that took this long means the spinner lost its core to another thread (a
+/// yield that ran somebody, or a preemption): the core is wanted, so the spinner parks now
+/// instead of competing for it.
+const PREEMPTED: Duration = Duration::from_micros(50);
+
 impl SpinPolicy {
     /// Starts one spin window.
     pub(crate) fn start(&self) -> SpinWindow {
+        let now = Instant::now();
         SpinWindow {
             deadline: if self.window.is_zero() {
                 None
             } else {
-                Some(Instant::now() + self.window)
+                Some(now + self.window)
             },
+            last: now,
             iterations: 0,
         }
     }
@@ -459,11 +466,13 @@ impl SpinPolicy {
 #[derive(Debug)]
 pub(crate) struct SpinWindow {
     deadline: Option<Instant>,
+    last: Instant,
     iterations: u32,
 }
 
 impl SpinWindow {
     /// Called after each unsuccessful scan: pauses briefly and says whether to scan again.
+    /// The window ends at its deadline, or early when the spinner was kept off its core.
     pub(crate) fn keep_spinning(&mut self) -> bool {
         let Some(deadline) = self.deadline else {
             return false;
@@ -472,10 +481,13 @@ impl SpinWindow {
         if self.iterations % YIELD_EVERY == 0 {
             std::thread::yield_now();
         } else {
-            for _ in 0..16 {
+            for _ in 0..4 {
                 std::hint::spin_loop();
             }
         }
-        Instant::now() < deadline
+        let now = Instant::now();
+        let lost_core = now.duration_since(self.last) > PREEMPTED;
+        self.last = now;
+        now < deadline && !lost_core
     }
 }

@@ -22,7 +22,7 @@ use std::fmt;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
@@ -110,20 +110,38 @@ impl From<JoinError> for std::io::Error {
     }
 }
 
-/// Shared between a task's [`Guarded`] future and its [`JoinHandle`].
-#[derive(Default)]
-pub(crate) struct AbortFlag(AtomicBool);
-
-/// Where a task is registered in its runtime's task list, to leave it when the future drops.
-pub(crate) struct Registration {
-    pub(crate) tasks: Arc<TaskList>,
-    pub(crate) key: Arc<std::sync::OnceLock<usize>>,
+/// Shared between a task's [`Guarded`] future and its [`JoinHandle`]: the abort flag, and
+/// where the task is listed in its runtime's live-task list (one allocation for both).
+pub(crate) struct TaskMeta {
+    aborted: AtomicBool,
+    /// The key in `tasks`, or `usize::MAX` while unlisted (blocking tasks are never listed).
+    key: AtomicUsize,
+    tasks: Option<Arc<TaskList>>,
 }
 
-impl Drop for Registration {
-    fn drop(&mut self) {
-        if let Some(&key) = self.key.get() {
-            self.tasks.remove(key);
+impl TaskMeta {
+    pub(crate) fn new(tasks: Option<Arc<TaskList>>) -> Arc<Self> {
+        Arc::new(Self {
+            aborted: AtomicBool::new(false),
+            key: AtomicUsize::new(usize::MAX),
+            tasks,
+        })
+    }
+
+    /// Lists the task under `waker`, before it can first run.
+    pub(crate) fn list(&self, waker: Waker) {
+        if let Some(t) = &self.tasks {
+            // Relaxed: set before the task is scheduled; scheduling (a queue push) publishes
+            // it to whichever thread runs and later drops the future.
+            self.key.store(t.insert(waker), Ordering::Relaxed);
+        }
+    }
+
+    /// The future is being dropped: the task is no longer live.
+    fn unlist(&self) {
+        let key = self.key.swap(usize::MAX, Ordering::Relaxed);
+        if let (Some(t), true) = (&self.tasks, key != usize::MAX) {
+            t.remove(key);
         }
     }
 }
@@ -131,18 +149,20 @@ impl Drop for Registration {
 /// A task's future as the runtime runs it: panics are caught, aborts are honoured.
 pub(crate) struct Guarded<F> {
     future: F,
-    abort: Arc<AbortFlag>,
-    // Dropped together with the future, which is when the task stops being live.
-    _registration: Option<Registration>,
+    meta: Arc<TaskMeta>,
 }
 
 impl<F> Guarded<F> {
-    pub(crate) fn new(future: F, abort: Arc<AbortFlag>, registration: Option<Registration>) -> Self {
-        Self {
-            future,
-            abort,
-            _registration: registration,
-        }
+    pub(crate) fn new(future: F, meta: Arc<TaskMeta>) -> Self {
+        Self { future, meta }
+    }
+}
+
+impl<F> Drop for Guarded<F> {
+    // Runs when the future is dropped (completed, aborted, or dropped with the runtime),
+    // which is when the task stops being live.
+    fn drop(&mut self) {
+        self.meta.unlist();
     }
 }
 
@@ -150,12 +170,12 @@ impl<F: Future> Future for Guarded<F> {
     type Output = Result<F::Output, JoinError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `future` is structurally pinned: we never move it out of `self` and never
-        // hand out `&mut F`; `abort` is not pinned and only read through `&`.
+        // SAFETY: `future` is structurally pinned: we never move it out of `self` (not even in
+        // `Drop`) and never hand out `&mut F`; `meta` is not pinned and only read through `&`.
         let this = unsafe { self.get_unchecked_mut() };
         // Acquire: pairs with the Release in `abort`, though the flag carries no data; any
         // ordering would be correct, this one is the conventional flag pairing.
-        if this.abort.0.load(Ordering::Acquire) {
+        if this.meta.aborted.load(Ordering::Acquire) {
             return Poll::Ready(Err(JoinError::cancelled()));
         }
         // SAFETY: see above; `future` stays where it is for as long as `self` is pinned.
@@ -177,19 +197,19 @@ impl<F: Future> Future for Guarded<F> {
 /// running and its output is dropped.
 pub struct JoinHandle<T> {
     task: Option<async_task::FallibleTask<Result<T, JoinError>>>,
-    abort: Arc<AbortFlag>,
+    meta: Arc<TaskMeta>,
     waker: Waker,
 }
 
 impl<T> JoinHandle<T> {
     pub(crate) fn new(
         task: async_task::Task<Result<T, JoinError>>,
-        abort: Arc<AbortFlag>,
+        meta: Arc<TaskMeta>,
         waker: Waker,
     ) -> Self {
         Self {
             task: Some(task.fallible()),
-            abort,
+            meta,
             waker,
         }
     }
@@ -198,7 +218,7 @@ impl<T> JoinHandle<T> {
     /// handle resolves to a cancelled [`JoinError`]. Has no effect on a finished task.
     pub fn abort(&self) {
         // Release: see `Guarded::poll`.
-        self.abort.0.store(true, Ordering::Release);
+        self.meta.aborted.store(true, Ordering::Release);
         self.waker.wake_by_ref();
     }
 

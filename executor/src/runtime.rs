@@ -36,7 +36,7 @@ use crate::context;
 use crate::driver::Driver;
 use crate::futex::SysFutex;
 use crate::idle::{Sleepers, SpinPolicy, MAX_WORKERS};
-use crate::join::{AbortFlag, Guarded, JoinHandle, Registration};
+use crate::join::{Guarded, JoinHandle, TaskMeta};
 use crate::tasks::TaskList;
 use crate::metrics::{GlobalCounters, RuntimeMetrics, WorkerCounters};
 use crate::scheduler::{Shared, ThreadHook};
@@ -358,14 +358,9 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let abort = Arc::new(AbortFlag::default());
+        let meta = TaskMeta::new(Some(self.shared.tasks.clone()));
         let shared = self.shared.clone();
-        let key = Arc::new(OnceLock::new());
-        let registration = Registration {
-            tasks: self.shared.tasks.clone(),
-            key: key.clone(),
-        };
-        let guarded = Guarded::new(future, abort.clone(), Some(registration));
+        let guarded = Guarded::new(future, meta.clone());
         let (runnable, task) = async_task::Builder::new().spawn(
             move |()| guarded,
             async_task::WithInfo(move |r, info: async_task::ScheduleInfo| {
@@ -373,10 +368,10 @@ impl Handle {
             }),
         );
         let waker = runnable.waker();
-        // Registered before it can run, so it is never live and unlisted.
-        let _ = key.set(self.shared.tasks.insert(waker.clone()));
+        // Listed before it can run, so it is never live and unlisted.
+        meta.list(waker.clone());
         self.shared.schedule_new(runnable);
-        JoinHandle::new(task, abort, waker)
+        JoinHandle::new(task, meta, waker)
     }
 
     /// Runs a blocking closure on the blocking pool; see [`crate::spawn_blocking`].
@@ -385,15 +380,14 @@ impl Handle {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        let abort = Arc::new(AbortFlag::default());
+        let meta = TaskMeta::new(None);
         let handle = self.clone();
         let guarded = Guarded::new(
             {
                 let mut f = Some(f);
                 std::future::poll_fn(move |_| Poll::Ready(f.take().expect("polled once")()))
             },
-            abort.clone(),
-            None,
+            meta.clone(),
         );
         let (runnable, task) = async_task::spawn(guarded, move |r| {
             handle.shared.blocking.schedule(r, &handle)
@@ -401,7 +395,7 @@ impl Handle {
         let waker = runnable.waker();
         crate::metrics::bump(&self.shared.global.spawned);
         runnable.schedule();
-        JoinHandle::new(task, abort, waker)
+        JoinHandle::new(task, meta, waker)
     }
 
     /// Runs `future` to completion on the current thread; see [`Runtime::block_on`].

@@ -3,7 +3,7 @@
 //! A task woken on one of this runtime's workers goes to that worker: into its LIFO slot (the
 //! task the running task just woke is usually the one that should run next, while its data is
 //! still in cache), or, if it yielded, to the back of its local queue. A task spawned on a
-//! worker goes to the back of the local queue. Anything else (spawns and wakes from other
+//! worker is treated the same way (tokio does likewise). Anything else (spawns and wakes from other
 //! threads) goes to the global injector. Every push that another worker may need to pick up is
 //! followed by [`Shared::notify`], which wakes a parked worker only if nobody is spinning; the
 //! LIFO slot is the exception, because its owner runs it next anyway.
@@ -61,16 +61,11 @@ impl Shared {
         })
     }
 
-    /// Schedules a newly spawned task.
+    /// Schedules a newly spawned task: like a woken one (on a worker, into the LIFO slot,
+    /// since a task that spawns another often awaits it next), elsewhere into the injector.
     pub(crate) fn schedule_new(&self, runnable: Runnable) {
         bump(&self.global.spawned);
-        context::with_worker(|local| match local {
-            Some(local) if local.belongs_to(self) => {
-                local.queue.push(runnable);
-                self.notify_from(Some(local.index));
-            }
-            _ => self.push_remote(runnable),
-        })
+        self.schedule(runnable, false);
     }
 
     fn push_remote(&self, runnable: Runnable) {

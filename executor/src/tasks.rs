@@ -13,6 +13,11 @@ use std::task::Waker;
 
 const SHARDS: usize = 16;
 
+thread_local! {
+    /// This thread's shard, picked once.
+    static SHARD_HINT: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+}
+
 /// Live tasks' wakers.
 pub(crate) struct TaskList {
     shards: [Mutex<Shard>; SHARDS],
@@ -41,8 +46,19 @@ impl TaskList {
 
     /// Registers a task by its waker; returns the key to [`TaskList::remove`] it with.
     pub(crate) fn insert(&self, waker: Waker) -> usize {
-        // Relaxed: only spreads tasks over shards; any value is correct.
-        let s = self.next_shard.fetch_add(1, Relaxed) % SHARDS;
+        // Spread over shards by thread, so concurrent spawners rarely share a lock; removal
+        // finds the shard from the key.
+        let s = SHARD_HINT.with(|h| {
+            let v = h.get();
+            if v == usize::MAX {
+                // Relaxed: only spreads threads over shards; any value is correct.
+                let n = self.next_shard.fetch_add(1, Relaxed) % SHARDS;
+                h.set(n);
+                n
+            } else {
+                v
+            }
+        });
         let mut shard = self.shard(s);
         let i = match shard.free.pop() {
             Some(i) => {

@@ -74,6 +74,35 @@ impl<T: AsRawFd> IoSource<T> {
         }
     }
 
+    /// Like [`IoSource::poll_io`] for a read or write of `len` bytes. A transfer that moved
+    /// fewer bytes than asked (but some) drained the socket's buffer (or filled it), so the
+    /// direction's readiness is cleared at once: the next operation waits for the next edge
+    /// instead of spending a syscall to learn `WouldBlock`. The tick check in `clear` keeps
+    /// an edge that arrived meanwhile.
+    pub(crate) fn poll_transfer(
+        &self,
+        dir: Direction,
+        cx: &mut Context<'_>,
+        len: usize,
+        mut op: impl FnMut(&T) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        ready!(coop::poll_proceed(cx));
+        loop {
+            let seen = ready!(self.source.poll_ready(dir, cx));
+            match op(self.get()) {
+                Ok(n) => {
+                    if n > 0 && n < len {
+                        self.source.clear(seen);
+                    }
+                    return Poll::Ready(Ok(n));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.source.clear(seen),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+
     /// Tries `op` once if the socket looks ready, without waiting.
     pub(crate) fn try_io<R>(
         &self,

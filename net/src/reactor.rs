@@ -17,6 +17,7 @@
 
 use std::any::Any;
 use std::io;
+use std::mem::MaybeUninit;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -31,7 +32,7 @@ use crate::timer::Timers;
 /// The epoll token of the eventfd.
 const WAKE_TOKEN: u64 = u64::MAX;
 /// Events read per `epoll_wait`.
-const EVENTS: usize = 256;
+const EVENTS: usize = 64;
 
 /// Per-runtime reactor state, shared by the driver and every I/O object.
 pub(crate) struct Reactor {
@@ -169,7 +170,7 @@ impl Reactor {
 
     /// Reads ready events (waiting at most `timeout`), dispatches them, then fires due timers.
     fn turn(&self, timeout: Option<Duration>) -> usize {
-        let mut events = [libc::epoll_event { events: 0, u64: 0 }; EVENTS];
+        let mut events = [MaybeUninit::<libc::epoll_event>::uninit(); EVENTS];
         let n = match self.epoll.wait(&mut events, timeout) {
             Ok(n) => n,
             // epoll_wait on a valid epoll fd with a valid buffer cannot fail otherwise; if it
@@ -178,32 +179,36 @@ impl Reactor {
         };
         let mut dispatched = 0;
         if n > 0 {
-            let mut ready: Vec<(Arc<Source>, usize)> = Vec::with_capacity(n);
+            // Collected under the slab lock, dispatched after it: a woken task may drop a
+            // socket, which takes the lock to deregister.
+            let mut ready: [Option<(Arc<Source>, usize)>; EVENTS] = [const { None }; EVENTS];
             {
                 let slab = self.slab();
                 for ev in &events[..n] {
+                    // SAFETY: epoll_wait initialised the first `n` entries.
+                    let ev = unsafe { ev.assume_init() };
                     let token = ev.u64;
                     if token == WAKE_TOKEN {
                         // Whoever sees the eventfd's edge re-arms the coalescing flag.
                         self.unparked.store(false, Ordering::Release);
                         continue;
                     }
-                    let (index, generation) =
-                        ((token & u32::MAX as u64) as usize, (token >> 32) as u32);
+                    let index = (token & u32::MAX as u64) as usize;
+                    let generation = (token >> 32) as u32;
                     match slab.entries.get(index) {
                         Some(Entry {
                             generation: g,
                             source: Some(s),
                         }) if *g == generation => {
-                            ready.push((s.clone(), readiness_bits(ev.events)))
+                            ready[dispatched] = Some((s.clone(), readiness_bits(ev.events)));
+                            dispatched += 1;
                         }
                         // Stale: the fd was deregistered after the kernel queued this event.
                         _ => {}
                     }
                 }
             }
-            dispatched = ready.len();
-            for (source, bits) in ready {
+            for (source, bits) in ready[..dispatched].iter_mut().filter_map(Option::take) {
                 source.set_ready(bits);
             }
         }

@@ -73,7 +73,7 @@ impl Epoll {
     /// events written to `events` (0 on timeout or interruption).
     pub(crate) fn wait(
         &self,
-        events: &mut [libc::epoll_event],
+        events: &mut [std::mem::MaybeUninit<libc::epoll_event>],
         timeout: Option<Duration>,
     ) -> io::Result<usize> {
         let ms = match timeout {
@@ -83,11 +83,12 @@ impl Epoll {
                 ms.min(i32::MAX as u128) as libc::c_int
             }
         };
-        // SAFETY: `events` is a valid, writable buffer of `events.len()` epoll_event structs.
+        // SAFETY: `events` is a valid, writable buffer of `events.len()` epoll_event structs
+        // (uninitialised is fine: the kernel only writes them).
         let n = unsafe {
             libc::epoll_wait(
                 self.fd.as_raw_fd(),
-                events.as_mut_ptr(),
+                events.as_mut_ptr().cast(),
                 events.len().min(i32::MAX as usize) as libc::c_int,
                 ms,
             )

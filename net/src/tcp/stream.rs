@@ -157,7 +157,9 @@ impl TcpStream {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        self.io.poll_io(Direction::Read, cx, |s| (&*s).read(buf))
+        let len = buf.len();
+        self.io
+            .poll_transfer(Direction::Read, cx, len, |s| (&*s).read(buf))
     }
 
     pub(crate) fn poll_write_priv(
@@ -166,7 +168,8 @@ impl TcpStream {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         // std's write uses send(MSG_NOSIGNAL): a closed peer is an EPIPE error, not SIGPIPE.
-        self.io.poll_io(Direction::Write, cx, |s| (&*s).write(buf))
+        self.io
+            .poll_transfer(Direction::Write, cx, buf.len(), |s| (&*s).write(buf))
     }
 
     pub(crate) fn poll_write_vectored_priv(
@@ -174,8 +177,10 @@ impl TcpStream {
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        self.io
-            .poll_io(Direction::Write, cx, |s| send_vectored(s.as_raw_fd(), bufs))
+        let len = bufs.iter().map(|b| b.len()).sum();
+        self.io.poll_transfer(Direction::Write, cx, len, |s| {
+            send_vectored(s.as_raw_fd(), bufs)
+        })
     }
 }
 
