@@ -66,3 +66,8 @@ pub mod runtime {
         Builder, Handle, Runtime, RuntimeMetrics, TryCurrentError, WorkerMetrics, DEFAULT_SPIN,
     };
 }
+
+/// The README's examples, compiled as doc tests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

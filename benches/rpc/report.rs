@@ -73,7 +73,10 @@ pub struct Sample {
     pub achieved_gap_us: f64,
 }
 
-const FIELDS: [(&str, fn(&Sample) -> f64); 14] = [
+/// A named field of a [`Sample`].
+type Field = (&'static str, fn(&Sample) -> f64);
+
+const FIELDS: [Field; 14] = [
     ("reqs_per_sec", |s| s.reqs_per_sec),
     ("server_user_us_per_req", |s| s.user_us),
     ("server_sys_us_per_req", |s| s.sys_us),

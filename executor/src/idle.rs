@@ -176,7 +176,7 @@ impl<F: Futex> Sleepers<F> {
     /// Idle state for `workers` workers (at most [`MAX_WORKERS`]), of which at most
     /// `max_spinners` spin at once.
     pub(crate) fn new(futex: F, workers: usize, max_spinners: usize) -> Self {
-        assert!(workers >= 1 && workers <= MAX_WORKERS);
+        assert!((1..=MAX_WORKERS).contains(&workers));
         Self {
             word: AtomicU32::new(0),
             futex,
@@ -294,7 +294,7 @@ impl<F: Futex> Sleepers<F> {
         mut recheck: impl FnMut() -> Option<T>,
         mut drive: Option<&mut dyn FnMut()>,
     ) -> Parked<T> {
-        loop {
+        {
             // Announce: one CAS that either adds us to `sleepers` or makes us the driver.
             let mut cur = self.word.load(Relaxed);
             let (announced, as_driver) = loop {

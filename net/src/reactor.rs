@@ -171,12 +171,9 @@ impl Reactor {
     /// Reads ready events (waiting at most `timeout`), dispatches them, then fires due timers.
     fn turn(&self, timeout: Option<Duration>) -> usize {
         let mut events = [MaybeUninit::<libc::epoll_event>::uninit(); EVENTS];
-        let n = match self.epoll.wait(&mut events, timeout) {
-            Ok(n) => n,
-            // epoll_wait on a valid epoll fd with a valid buffer cannot fail otherwise; if it
-            // does, report nothing rather than spin on the error.
-            Err(_) => 0,
-        };
+        // epoll_wait on a valid epoll fd with a valid buffer cannot fail (EINTR is reported as
+        // zero events); if it somehow does, report nothing rather than spin on the error.
+        let n = self.epoll.wait(&mut events, timeout).unwrap_or_default();
         let mut dispatched = 0;
         if n > 0 {
             // Collected under the slab lock, dispatched after it: a woken task may drop a

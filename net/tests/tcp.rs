@@ -180,7 +180,8 @@ fn split_halves_work_from_two_tasks_and_reunite() {
         }
         let w = writer.await.unwrap();
         let mut c = r.reunite(w).unwrap();
-        let (mut r, mut w) = c.split();
+        // Called as a path: `AsyncReadExt::split` (by value) would win method resolution.
+        let (mut r, mut w) = TcpStream::split(&mut c);
         w.write_all(b"xy").await.unwrap();
         let mut two = [0u8; 2];
         r.read_exact(&mut two).await.unwrap();

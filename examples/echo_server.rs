@@ -1,0 +1,47 @@
+//! An echo RPC server on spinpark: a task per connection, reading a 4-byte big-endian length
+//! and that many bytes, and writing the same frame back in one write.
+//!
+//! ```text
+//! cargo run --release --example echo_server -- --addr 127.0.0.1:7000 --workers 2 --spin 250us
+//! cargo run --release --example echo_client -- --addr 127.0.0.1:7000 --requests 100000
+//! ```
+//!
+//! Frames over `--max-frame` bytes (16 MiB by default) are refused: the server logs one line
+//! and closes that connection only.
+
+#[path = "common/args.rs"]
+mod args;
+#[path = "common/echo_proto.rs"]
+mod echo_proto;
+
+use std::net::SocketAddr;
+
+fn main() -> std::io::Result<()> {
+    let addr: SocketAddr = args::get("--addr", "127.0.0.1:7000".parse().unwrap(), args::number);
+    let max_frame = args::get("--max-frame", echo_proto::DEFAULT_MAX_FRAME, args::number);
+    let mut builder = spinpark::Builder::new();
+    if let Some(n) = args::value("--workers") {
+        builder = builder.worker_threads(args::number(&n).unwrap_or_else(|e| {
+            eprintln!("--workers: {e}");
+            std::process::exit(2)
+        }));
+    }
+    let spin = args::get("--spin", spinpark::DEFAULT_SPIN, args::duration);
+    let rt = builder.spin(spin).build()?;
+    rt.block_on(serve(addr, max_frame))
+}
+
+async fn serve(addr: SocketAddr, max_frame: usize) -> std::io::Result<()> {
+    let listener = spinpark::net::TcpListener::bind(addr).await?;
+    println!("echo server listening on {}", listener.local_addr()?);
+    loop {
+        let (stream, peer) = listener.accept().await?;
+        stream.set_nodelay(true)?;
+        spinpark::spawn(async move {
+            match echo_proto::serve_futures_io(stream, max_frame).await {
+                Ok(_) => {}
+                Err(e) => eprintln!("closing connection from {peer}: {e}"),
+            }
+        });
+    }
+}

@@ -1,0 +1,89 @@
+//! The echo RPC protocol of the examples and the benchmark, served on spinpark: round trips,
+//! and a malformed (oversized) frame closes that connection only.
+
+#[path = "../examples/common/echo_proto.rs"]
+mod echo_proto;
+
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use echo_proto::{frame, serve_futures_io, Client};
+
+const MAX: usize = 1024;
+
+fn start_server(rt: &spinpark::Runtime) -> SocketAddr {
+    let listener = rt
+        .block_on(spinpark::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    rt.spawn(async move {
+        loop {
+            let (s, _) = listener.accept().await.unwrap();
+            spinpark::spawn(async move {
+                let _ = serve_futures_io(s, MAX).await;
+            });
+        }
+    });
+    addr
+}
+
+#[test]
+fn echo_round_trips_of_many_sizes() {
+    let rt = spinpark::Builder::new().worker_threads(2).build().unwrap();
+    let addr = start_server(&rt);
+    let mut c = Client::connect(addr).unwrap();
+    c.stream()
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    for size in [0usize, 1, 100, 1000, MAX] {
+        let payload: Vec<u8> = (0..size).map(|i| (i * 13) as u8).collect();
+        assert_eq!(c.call(&frame(&payload)).unwrap(), payload.as_slice());
+    }
+    // Pipelined: several frames in one write, answered in order.
+    let mut batch = Vec::new();
+    for i in 0..50u8 {
+        batch.extend(frame(&[i; 10]));
+    }
+    c.send(&batch).unwrap();
+    for i in 0..50u8 {
+        assert_eq!(c.recv().unwrap(), &[i; 10]);
+    }
+}
+
+#[test]
+fn an_oversized_frame_closes_only_its_connection() {
+    let rt = spinpark::Builder::new().worker_threads(2).build().unwrap();
+    let addr = start_server(&rt);
+    let mut good = Client::connect(addr).unwrap();
+    good.stream()
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    assert_eq!(good.call(&frame(b"before")).unwrap(), b"before");
+
+    let mut bad = std::net::TcpStream::connect(addr).unwrap();
+    bad.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    bad.write_all(&((MAX as u32 + 1).to_be_bytes())).unwrap();
+    let mut buf = [0u8; 16];
+    let n = bad
+        .read(&mut buf)
+        .expect("the server neither answered nor closed");
+    assert_eq!(
+        n, 0,
+        "the server should close a connection that sent an oversized frame"
+    );
+
+    // The other connection is untouched.
+    assert_eq!(good.call(&frame(b"after")).unwrap(), b"after");
+}
+
+#[test]
+fn payload_len_refuses_frames_over_the_limit() {
+    assert_eq!(
+        echo_proto::payload_len(10u32.to_be_bytes(), 10).unwrap(),
+        10
+    );
+    let e = echo_proto::payload_len(11u32.to_be_bytes(), 10).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+    assert!(e.to_string().contains("exceeds"));
+}
