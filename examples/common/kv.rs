@@ -1,0 +1,450 @@
+//! The key-value example's server side: the store, the commands, one connection's loop, the
+//! accept loop and the command line. `examples/kv_server.rs` runs it; `tests/kv_server.rs`
+//! includes this file (and `resp.rs`) to test it in-process.
+//!
+//! The store is one `HashMap` behind a `std::sync::Mutex`, locked only inside [`exec`] and
+//! never across an `.await`. Expiry is lazy: a key set with `EX`/`PX` keeps its deadline, and
+//! a command that finds it past that deadline removes it and treats it as missing. Nothing
+//! sweeps keys that are never touched again, so they keep their memory until overwritten.
+//!
+//! A connection reads into a buffer, runs every complete command in it in order, and sends
+//! their replies with one write (or several, if they pass [`FLUSH_AT`] bytes). Command errors
+//! are replies; a protocol error is answered, then only that connection is closed.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use futures_util::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::resp::{parse_i64, Limits, Parser, Reply, Value};
+
+/// How much a connection reads at a time.
+pub const READ_CHUNK: usize = 16 << 10;
+/// Replies waiting to be sent are written out once they reach this size, so a long pipeline
+/// of large GETs does not pile up in memory.
+pub const FLUSH_AT: usize = 64 << 10;
+/// A connection's buffers return to their normal size once idle if they grew past this.
+const SHRINK_ABOVE: usize = 1 << 20;
+
+/// A stored value and its deadline, if it has one.
+#[derive(Debug, Clone)]
+struct Entry {
+    value: Value,
+    expires: Option<Instant>,
+}
+
+impl Entry {
+    fn live(&self, now: Instant) -> bool {
+        self.expires.is_none_or(|t| now < t)
+    }
+}
+
+type Map = HashMap<Vec<u8>, Entry>;
+
+/// The shared key space. Clones share it.
+#[derive(Debug, Clone, Default)]
+pub struct Store {
+    map: Arc<Mutex<Map>>,
+}
+
+impl Store {
+    /// An empty store.
+    pub fn new() -> Store {
+        Store::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Map> {
+        // Nothing panics while holding the lock; if something did, the map is still whole.
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The entry under `key` if it has not expired; an expired one is removed.
+fn live<'m>(map: &'m mut Map, key: &[u8], now: Instant) -> Option<&'m mut Entry> {
+    if map.get(key).is_some_and(|e| !e.live(now)) {
+        map.remove(key);
+    }
+    map.get_mut(key)
+}
+
+const NOT_AN_INTEGER: &str = "value is not an integer or out of range";
+
+/// Runs one command (`args` non-empty) against `store` and returns its reply.
+pub fn exec(store: &Store, args: &[Vec<u8>]) -> Reply {
+    exec_at(store, args, Instant::now())
+}
+
+/// [`exec`] at the time `now`, which decides expiry; tests pass their own clock.
+pub fn exec_at(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
+    let Some(first) = args.first() else {
+        return Reply::err("empty command");
+    };
+    let name = first.to_ascii_lowercase();
+    // Arity as Redis writes it: n means exactly n words (the name included), -n at least n.
+    type Handler = fn(&Store, &[Vec<u8>], Instant) -> Reply;
+    let (arity, run): (isize, Handler) = match name.as_slice() {
+        b"ping" => (-1, ping),
+        b"echo" => (2, |_, a, _| Reply::bulk(&a[1])),
+        b"get" => (2, get),
+        b"set" => (-3, set),
+        b"del" => (-2, del),
+        b"exists" => (-2, exists),
+        b"incr" => (2, incr),
+        b"mget" => (-2, mget),
+        b"mset" => (-3, mset),
+        b"config" => (-2, config),
+        b"command" => (-1, |_, _, _| Reply::Array(Vec::new())),
+        _ => return unknown_command(args),
+    };
+    let n = args.len() as isize;
+    if (arity > 0 && n != arity) || (arity < 0 && n < -arity) {
+        return wrong_arity(&String::from_utf8_lossy(&name));
+    }
+    run(store, args, now)
+}
+
+fn wrong_arity(name: &str) -> Reply {
+    Reply::err(format_args!(
+        "wrong number of arguments for '{name}' command"
+    ))
+}
+
+/// `ERR unknown command 'FOO', with args beginning with: 'a' 'b' `, quoting at most about
+/// 128 bytes of the name and of the arguments.
+fn unknown_command(args: &[Vec<u8>]) -> Reply {
+    let clip = |b: &[u8], n: usize| String::from_utf8_lossy(&b[..b.len().min(n)]).into_owned();
+    let mut quoted = String::new();
+    for a in &args[1..] {
+        if quoted.len() >= 128 {
+            break;
+        }
+        quoted.push_str(&format!("'{}' ", clip(a, 128 - quoted.len())));
+    }
+    Reply::err(format_args!(
+        "unknown command '{}', with args beginning with: {quoted}",
+        clip(&args[0], 128)
+    ))
+}
+
+fn ping(_: &Store, args: &[Vec<u8>], _: Instant) -> Reply {
+    match args {
+        [_] => Reply::Simple("PONG".into()),
+        [_, msg] => Reply::bulk(msg),
+        _ => wrong_arity("ping"),
+    }
+}
+
+fn get(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
+    match live(&mut store.lock(), &args[1], now) {
+        Some(e) => Reply::Bulk(e.value.clone()),
+        None => Reply::Nil,
+    }
+}
+
+/// `SET key value [NX|XX] [EX seconds|PX milliseconds|KEEPTTL]`
+fn set(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
+    enum Ttl {
+        Clear,
+        Keep,
+        At(Instant),
+    }
+    let mut only_if: Option<bool> = None; // Some(true): NX, Some(false): XX
+    let mut ttl: Option<Ttl> = None;
+    let mut i = 3;
+    while i < args.len() {
+        let opt = args[i].to_ascii_lowercase();
+        match opt.as_slice() {
+            b"nx" | b"xx" if only_if.is_none() => only_if = Some(opt == b"nx"),
+            b"keepttl" if ttl.is_none() => ttl = Some(Ttl::Keep),
+            b"ex" | b"px" if ttl.is_none() && i + 1 < args.len() => {
+                i += 1;
+                let Some(n) = parse_i64(&args[i]) else {
+                    return Reply::err(NOT_AN_INTEGER);
+                };
+                let ms = if opt == b"ex" {
+                    n.checked_mul(1000)
+                } else {
+                    Some(n)
+                };
+                let deadline = ms
+                    .filter(|&ms| ms > 0)
+                    .and_then(|ms| now.checked_add(Duration::from_millis(ms as u64)));
+                let Some(deadline) = deadline else {
+                    return Reply::err("invalid expire time in 'set' command");
+                };
+                ttl = Some(Ttl::At(deadline));
+            }
+            _ => return Reply::err("syntax error"),
+        }
+        i += 1;
+    }
+    let value = Value::from(args[2].as_slice());
+    let mut map = store.lock();
+    let old = live(&mut map, &args[1], now);
+    if only_if.is_some_and(|nx| nx == old.is_some()) {
+        return Reply::Nil;
+    }
+    let expires = match ttl.unwrap_or(Ttl::Clear) {
+        Ttl::Clear => None,
+        Ttl::Keep => old.and_then(|e| e.expires),
+        Ttl::At(t) => Some(t),
+    };
+    map.insert(args[1].clone(), Entry { value, expires });
+    Reply::ok()
+}
+
+fn del(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
+    let mut map = store.lock();
+    let n = args[1..]
+        .iter()
+        .filter(|k| map.remove(k.as_slice()).is_some_and(|e| e.live(now)))
+        .count();
+    Reply::Integer(n as i64)
+}
+
+/// Counts the keys that exist; a key named twice counts twice, as in Redis.
+fn exists(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
+    let mut map = store.lock();
+    let n = args[1..]
+        .iter()
+        .filter(|k| live(&mut map, k, now).is_some())
+        .count();
+    Reply::Integer(n as i64)
+}
+
+/// Adds one to the integer under the key (a missing key counts as 0); keeps its deadline.
+fn incr(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
+    let mut map = store.lock();
+    let (current, expires) = match live(&mut map, &args[1], now) {
+        None => (0, None),
+        Some(e) => match parse_i64(&e.value) {
+            Some(n) => (n, e.expires),
+            None => return Reply::err(NOT_AN_INTEGER),
+        },
+    };
+    let Some(n) = current.checked_add(1) else {
+        return Reply::err("increment or decrement would overflow");
+    };
+    let value = Value::from(n.to_string().as_bytes());
+    map.insert(args[1].clone(), Entry { value, expires });
+    Reply::Integer(n)
+}
+
+fn mget(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
+    let mut map = store.lock();
+    let values = args[1..]
+        .iter()
+        .map(|k| match live(&mut map, k, now) {
+            Some(e) => Reply::Bulk(e.value.clone()),
+            None => Reply::Nil,
+        })
+        .collect();
+    Reply::Array(values)
+}
+
+/// `MSET key value [key value ...]`: sets all of them at once, clearing their deadlines.
+fn mset(store: &Store, args: &[Vec<u8>], _: Instant) -> Reply {
+    if args.len() % 2 == 0 {
+        return wrong_arity("mset");
+    }
+    let pairs: Vec<(Vec<u8>, Value)> = args[1..]
+        .chunks(2)
+        .map(|kv| (kv[0].clone(), Value::from(kv[1].as_slice())))
+        .collect();
+    let mut map = store.lock();
+    for (key, value) in pairs {
+        map.insert(
+            key,
+            Entry {
+                value,
+                expires: None,
+            },
+        );
+    }
+    Reply::ok()
+}
+
+/// `CONFIG GET pattern...` answers an empty array: there is no configuration to show.
+fn config(_: &Store, args: &[Vec<u8>], _: Instant) -> Reply {
+    let sub = args[1].to_ascii_lowercase();
+    match sub.as_slice() {
+        b"get" if args.len() < 3 => wrong_arity("config|get"),
+        b"get" => Reply::Array(Vec::new()),
+        _ => Reply::err(format_args!(
+            "unknown subcommand '{}'. Try CONFIG HELP.",
+            String::from_utf8_lossy(&args[1])
+        )),
+    }
+}
+
+/// Serves one connection until the peer closes it (`Ok`) or sends malformed input (an
+/// `InvalidData` error, after the `-ERR Protocol error: ...` reply has been sent).
+pub async fn serve_conn<S>(stream: S, store: Store) -> io::Result<()>
+where
+    S: futures_io::AsyncRead + futures_io::AsyncWrite + Unpin,
+{
+    serve_conn_with(stream, store, Limits::DEFAULT).await
+}
+
+/// [`serve_conn`] with other bounds.
+pub async fn serve_conn_with<S>(mut stream: S, store: Store, limits: Limits) -> io::Result<()>
+where
+    S: futures_io::AsyncRead + futures_io::AsyncWrite + Unpin,
+{
+    let mut parser = Parser::with_limits(limits);
+    let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    loop {
+        let filled = buf.len();
+        buf.resize(filled + READ_CHUNK, 0);
+        let n = match stream.read(&mut buf[filled..]).await {
+            Ok(n) => n,
+            Err(e) => {
+                buf.truncate(filled);
+                return Err(e);
+            }
+        };
+        buf.truncate(filled + n);
+        if n == 0 {
+            return Ok(()); // The peer closed; an unfinished request is dropped.
+        }
+        // Run every complete request in the buffer, in order.
+        let mut start = 0;
+        let failed = loop {
+            match parser.parse(&buf[start..]) {
+                Ok(Some((args, used))) => {
+                    start += used;
+                    if !args.is_empty() {
+                        exec(&store, &args).encode(&mut out);
+                    }
+                    if out.len() >= FLUSH_AT {
+                        stream.write_all(&out).await?;
+                        out.clear();
+                    }
+                }
+                Ok(None) => break None,
+                Err(e) => break Some(e),
+            }
+        };
+        buf.drain(..start);
+        if let Some(e) = failed {
+            Reply::err(&e).encode(&mut out);
+            stream.write_all(&out).await?;
+            // Send FIN now; dropping the stream closes it.
+            let _ = stream.close().await;
+            return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+        }
+        if !out.is_empty() {
+            stream.write_all(&out).await?;
+            out.clear();
+        }
+        if buf.is_empty() && buf.capacity() > SHRINK_ABOVE {
+            buf = Vec::with_capacity(READ_CHUNK);
+        }
+        if out.capacity() > SHRINK_ABOVE {
+            out = Vec::with_capacity(READ_CHUNK);
+        }
+    }
+}
+
+/// Accepts connections forever, serving each on a task of its own with `TCP_NODELAY`.
+/// Returns only if accepting fails for a reason that is not about one connection (the
+/// listener already waits out running out of descriptors).
+pub async fn serve(listener: spinpark::net::TcpListener, store: Store) -> io::Result<()> {
+    loop {
+        let (stream, peer) = listener.accept().await?;
+        if let Err(e) = stream.set_nodelay(true) {
+            eprintln!("kv_server: TCP_NODELAY for {peer}: {e}");
+        }
+        let store = store.clone();
+        spinpark::spawn(async move {
+            if let Err(e) = serve_conn(stream, store).await {
+                eprintln!("kv_server: closed the connection from {peer}: {e}");
+            }
+        });
+    }
+}
+
+/// The command line, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// `--addr`: where to listen.
+    pub addr: String,
+    /// `--workers N`: worker threads (default: one per CPU).
+    pub workers: Option<usize>,
+    /// `--spin DURATION`: the idle spin window (default: the runtime's).
+    pub spin: Option<Duration>,
+}
+
+/// The address the server listens on by default: Redis's port.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:6379";
+
+/// The help text.
+pub const USAGE: &str = "\
+usage: kv_server [--addr HOST:PORT] [--workers N] [--spin DURATION]
+  --addr      where to listen (default 127.0.0.1:6379)
+  --workers   worker threads (default: one per CPU)
+  --spin      how long an idle worker spins before it parks: a number with ns, us, ms or s,
+              or 0 to turn spinning off (default: spinpark::DEFAULT_SPIN)
+";
+
+/// Parses the arguments after the program name; `Ok(None)` asks for the help text.
+pub fn parse_args<I>(args: I) -> Result<Option<Options>, String>
+where
+    I: IntoIterator<Item = String>,
+{
+    let mut opts = Options {
+        addr: DEFAULT_ADDR.to_string(),
+        workers: None,
+        spin: None,
+    };
+    let mut it = args.into_iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (arg.clone(), None),
+        };
+        if flag == "-h" || flag == "--help" {
+            return Ok(None);
+        }
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| it.next())
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
+        match flag.as_str() {
+            "--addr" => opts.addr = value()?,
+            "--workers" => {
+                let v = value()?;
+                match v.parse::<usize>() {
+                    Ok(n) if n > 0 => opts.workers = Some(n),
+                    _ => return Err(format!("--workers: expected a positive number, got {v:?}")),
+                }
+            }
+            "--spin" => opts.spin = Some(parse_duration(&value()?)?),
+            _ => return Err(format!("unknown argument {arg:?}")),
+        }
+    }
+    Ok(Some(opts))
+}
+
+/// Parses `50us`-style durations: a whole number and one of `ns`, `us`, `ms`, `s`; a bare `0`
+/// is zero.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let bad = || format!("bad duration {s:?}: expected e.g. 50us (units ns, us, ms, s) or 0");
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    match unit {
+        "" if n == 0 => Ok(Duration::ZERO),
+        "ns" => Ok(Duration::from_nanos(n)),
+        "us" => Ok(Duration::from_micros(n)),
+        "ms" => Ok(Duration::from_millis(n)),
+        "s" => Ok(Duration::from_secs(n)),
+        _ => Err(bad()),
+    }
+}

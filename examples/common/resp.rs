@@ -1,0 +1,406 @@
+//! RESP2, the Redis wire protocol: the request parser of the key-value example, its replies,
+//! and the little a client needs (encoding a command, decoding a reply).
+//!
+//! A request is either an array of bulk strings (`*2\r\n$3\r\nGET\r\n$1\r\nk\r\n`) or an inline
+//! command, a text line split on whitespace (`GET k\r\n`). [`Parser`] reads requests from the
+//! front of a byte buffer as they arrive: it returns `None` until a whole request is there and
+//! remembers how far it got, so a large request that trickles in is not re-scanned from its
+//! start on every read. Every length a client declares is checked against [`Limits`] before
+//! anything is buffered for it; malformed input is a [`ProtocolError`], after which the server
+//! answers `-ERR Protocol error: ...` and closes that connection.
+#![allow(dead_code)]
+
+use std::fmt;
+use std::io::Write;
+use std::sync::Arc;
+
+/// The largest bulk string a request may declare (Redis's `proto-max-bulk-len` default).
+pub const MAX_BULK_LEN: usize = 512 << 20;
+/// The most elements a request array may declare (Redis's limit too).
+pub const MAX_ARRAY_LEN: usize = 1 << 20;
+/// The longest inline command line, without its line end.
+pub const MAX_INLINE_LEN: usize = 64 << 10;
+/// The most bytes one request may take on the wire, headers included (Redis's default
+/// `client-query-buffer-limit`); without it, `MAX_ARRAY_LEN` bulks of `MAX_BULK_LEN` bytes
+/// could make a connection buffer 512 TiB.
+pub const MAX_REQUEST_LEN: usize = 1 << 30;
+/// The longest `*N` or `$N` header line: a sign and 19 digits fit, anything longer cannot be a
+/// valid length.
+const MAX_COUNT_LINE: usize = 32;
+
+/// The bounds a [`Parser`] enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest bulk string.
+    pub max_bulk: usize,
+    /// The most elements in a request array.
+    pub max_array: usize,
+    /// The longest inline line (bytes before the `\n`).
+    pub max_inline: usize,
+    /// The most bytes one request may take.
+    pub max_request: usize,
+}
+
+impl Limits {
+    /// The server's bounds: the constants above.
+    pub const DEFAULT: Limits = Limits {
+        max_bulk: MAX_BULK_LEN,
+        max_array: MAX_ARRAY_LEN,
+        max_inline: MAX_INLINE_LEN,
+        max_request: MAX_REQUEST_LEN,
+    };
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits::DEFAULT
+    }
+}
+
+/// Malformed input; the message is what follows `Protocol error: `.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtocolError(pub String);
+
+impl ProtocolError {
+    fn new(msg: impl Into<String>) -> ProtocolError {
+        ProtocolError(msg.into())
+    }
+}
+
+impl fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Protocol error: {}", self.0)
+    }
+}
+
+impl std::error::Error for ProtocolError {}
+
+/// A command: its name and arguments, as sent. Empty for an empty request (a blank inline
+/// line or `*0`), which the server skips without a reply, as Redis does.
+pub type Args = Vec<Vec<u8>>;
+
+/// A streaming request parser.
+///
+/// Call [`Parser::parse`] with the unconsumed bytes of a connection. After it returns
+/// `Ok(None)` (incomplete), call it again with the same bytes plus whatever arrived since: it
+/// resumes where it stopped. After `Ok(Some((args, n)))`, drop the first `n` bytes before the
+/// next call. After an error the connection is unusable.
+#[derive(Debug, Default)]
+pub struct Parser {
+    limits: Limits,
+    partial: Option<Partial>,
+}
+
+/// An array request whose header has been read but not all of its elements.
+#[derive(Debug)]
+struct Partial {
+    args: Args,
+    want: usize,
+    /// Where the next element starts.
+    pos: usize,
+}
+
+impl Parser {
+    /// A parser with the default [`Limits`].
+    pub fn new() -> Parser {
+        Parser::with_limits(Limits::DEFAULT)
+    }
+
+    /// A parser with the given bounds.
+    pub fn with_limits(limits: Limits) -> Parser {
+        Parser {
+            limits,
+            partial: None,
+        }
+    }
+
+    /// Parses the request at the front of `buf`: `Ok(Some((args, consumed)))` when it is
+    /// complete, `Ok(None)` when more bytes are needed.
+    pub fn parse(&mut self, buf: &[u8]) -> Result<Option<(Args, usize)>, ProtocolError> {
+        let lim = self.limits;
+        if self.partial.is_none() {
+            match buf.first() {
+                None => return Ok(None),
+                Some(b'*') => {}
+                Some(_) => return parse_inline(buf, lim.max_inline),
+            }
+            let Some((line, next)) = header_line(buf, 1, "multibulk count")? else {
+                return Ok(None);
+            };
+            let n = parse_i64(line)
+                .and_then(|n| usize::try_from(n).ok())
+                .filter(|&n| n <= lim.max_array)
+                .ok_or_else(|| ProtocolError::new("invalid multibulk length"))?;
+            if n == 0 {
+                return Ok(Some((Vec::new(), next)));
+            }
+            self.partial = Some(Partial {
+                // The declared count is only a claim: do not reserve a million slots for it.
+                args: Vec::with_capacity(n.min(64)),
+                want: n,
+                pos: next,
+            });
+        }
+        let p = self.partial.as_mut().expect("a partial request");
+        while p.args.len() < p.want {
+            let Some(&kind) = buf.get(p.pos) else {
+                return Ok(None);
+            };
+            if kind != b'$' {
+                return Err(ProtocolError(format!(
+                    "expected '$', got '{}'",
+                    (kind as char).escape_default()
+                )));
+            }
+            let Some((line, data)) = header_line(buf, p.pos + 1, "bulk count")? else {
+                return Ok(None);
+            };
+            let len = parse_i64(line)
+                .and_then(|n| usize::try_from(n).ok())
+                .filter(|&n| n <= lim.max_bulk)
+                .ok_or_else(|| ProtocolError::new("invalid bulk length"))?;
+            let end = data + len;
+            if end + 2 > lim.max_request {
+                return Err(ProtocolError::new("request too large"));
+            }
+            if buf.len() < end + 2 {
+                return Ok(None);
+            }
+            if &buf[end..end + 2] != b"\r\n" {
+                return Err(ProtocolError::new("expected CRLF after bulk data"));
+            }
+            p.args.push(buf[data..end].to_vec());
+            p.pos = end + 2;
+        }
+        let p = self.partial.take().expect("a partial request");
+        Ok(Some((p.args, p.pos)))
+    }
+}
+
+/// Parses one request from a buffer that starts at a request boundary, with the default
+/// limits (a fresh [`Parser`]; it re-reads an incomplete request from its start next time).
+pub fn parse(buf: &[u8]) -> Result<Option<(Args, usize)>, ProtocolError> {
+    Parser::new().parse(buf)
+}
+
+/// The `*N` or `$N` line whose digits start at `start`: its digits and where the next line
+/// starts. The line must end with CRLF and be short.
+fn header_line<'a>(
+    buf: &'a [u8],
+    start: usize,
+    what: &str,
+) -> Result<Option<(&'a [u8], usize)>, ProtocolError> {
+    let rest = &buf[start.min(buf.len())..];
+    let Some(i) = rest.iter().position(|&b| b == b'\r' || b == b'\n') else {
+        if rest.len() > MAX_COUNT_LINE {
+            return Err(ProtocolError(format!("too big {what} string")));
+        }
+        return Ok(None);
+    };
+    if i > MAX_COUNT_LINE {
+        return Err(ProtocolError(format!("too big {what} string")));
+    }
+    match rest.get(i..i + 2) {
+        Some(b"\r\n") => Ok(Some((&rest[..i], start + i + 2))),
+        Some(_) => Err(ProtocolError(format!("expected CRLF after the {what}"))),
+        None if rest[i] == b'\r' => Ok(None),
+        None => Err(ProtocolError(format!("expected CRLF after the {what}"))),
+    }
+}
+
+/// An inline command: one line (ended by `\n`, optionally `\r\n`) split on ASCII whitespace.
+fn parse_inline(buf: &[u8], max: usize) -> Result<Option<(Args, usize)>, ProtocolError> {
+    let Some(nl) = buf.iter().position(|&b| b == b'\n') else {
+        if buf.len() > max {
+            return Err(ProtocolError::new("too big inline request"));
+        }
+        return Ok(None);
+    };
+    if nl > max {
+        return Err(ProtocolError::new("too big inline request"));
+    }
+    let args = buf[..nl]
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|w| !w.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect();
+    Ok(Some((args, nl + 1)))
+}
+
+/// Parses a decimal integer the way Redis does: an optional `-`, then digits, no `+`, no
+/// spaces, no leading zeros (except `0` itself), no `-0`, within `i64`.
+pub fn parse_i64(s: &[u8]) -> Option<i64> {
+    let (neg, digits) = match s {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, s),
+    };
+    match digits {
+        [] => return None,
+        [b'0'] => return (!neg).then_some(0),
+        [b'0', ..] => return None,
+        _ => {}
+    }
+    let mut n: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        let d = i64::from(d - b'0');
+        // Accumulate on the negative side so that i64::MIN fits.
+        n = n.checked_mul(10)?.checked_sub(d)?;
+    }
+    if neg {
+        Some(n)
+    } else {
+        n.checked_neg()
+    }
+}
+
+/// A stored value or bulk reply: shared, so a GET clones a pointer under the store's lock.
+pub type Value = Arc<[u8]>;
+
+/// A RESP2 reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// `+text`
+    Simple(String),
+    /// `-text`, e.g. `ERR syntax error`.
+    Error(String),
+    /// `:n`
+    Integer(i64),
+    /// `$len` and the bytes.
+    Bulk(Value),
+    /// `$-1`, the missing value. A client decodes the nil array `*-1` as this too.
+    Nil,
+    /// `*n` and the elements.
+    Array(Vec<Reply>),
+}
+
+impl Reply {
+    /// `+OK`
+    pub fn ok() -> Reply {
+        Reply::Simple("OK".into())
+    }
+
+    /// A bulk reply holding a copy of `bytes`.
+    pub fn bulk(bytes: impl AsRef<[u8]>) -> Reply {
+        Reply::Bulk(Value::from(bytes.as_ref()))
+    }
+
+    /// `-ERR msg`
+    pub fn err(msg: impl fmt::Display) -> Reply {
+        Reply::Error(format!("ERR {msg}"))
+    }
+
+    /// Appends the reply's wire form to `out`. Line breaks inside simple strings and errors
+    /// become spaces, so that a message quoting the client's input cannot break the framing.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        fn line(out: &mut Vec<u8>, kind: u8, text: &str) {
+            out.push(kind);
+            out.extend(text.bytes().map(|b| match b {
+                b'\r' | b'\n' => b' ',
+                b => b,
+            }));
+            out.extend_from_slice(b"\r\n");
+        }
+        match self {
+            Reply::Simple(s) => line(out, b'+', s),
+            Reply::Error(s) => line(out, b'-', s),
+            Reply::Integer(n) => {
+                let _ = write!(out, ":{n}\r\n");
+            }
+            Reply::Bulk(b) => {
+                let _ = write!(out, "${}\r\n", b.len());
+                out.extend_from_slice(b);
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Nil => out.extend_from_slice(b"$-1\r\n"),
+            Reply::Array(items) => {
+                let _ = write!(out, "*{}\r\n", items.len());
+                for item in items {
+                    item.encode(out);
+                }
+            }
+        }
+    }
+
+    /// The reply's wire form.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out);
+        out
+    }
+}
+
+/// Encodes a command as a RESP array of bulk strings, the way clients send it.
+pub fn encode_command<I>(args: I) -> Vec<u8>
+where
+    I: IntoIterator,
+    I::Item: AsRef<[u8]>,
+{
+    let args: Vec<I::Item> = args.into_iter().collect();
+    let mut out = Vec::new();
+    let _ = write!(out, "*{}\r\n", args.len());
+    for a in &args {
+        let a = a.as_ref();
+        let _ = write!(out, "${}\r\n", a.len());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// Decodes the reply at the front of `buf` (client side): `Ok(Some((reply, consumed)))`, or
+/// `Ok(None)` if it is incomplete. It re-reads an incomplete reply from its start, which is
+/// fine for a test client.
+pub fn parse_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, ProtocolError> {
+    let Some(&kind) = buf.first() else {
+        return Ok(None);
+    };
+    let Some(nl) = buf.windows(2).position(|w| w == b"\r\n") else {
+        return Ok(None);
+    };
+    let line = &buf[1..nl];
+    let next = nl + 2;
+    let text = || String::from_utf8_lossy(line).into_owned();
+    let int = || parse_i64(line).ok_or_else(|| ProtocolError(format!("bad integer {:?}", text())));
+    match kind {
+        b'+' => Ok(Some((Reply::Simple(text()), next))),
+        b'-' => Ok(Some((Reply::Error(text()), next))),
+        b':' => Ok(Some((Reply::Integer(int()?), next))),
+        b'$' => match int()? {
+            -1 => Ok(Some((Reply::Nil, next))),
+            n if n < 0 => Err(ProtocolError(format!("bad bulk length {n}"))),
+            n => {
+                let end = next + n as usize;
+                if buf.len() < end + 2 {
+                    return Ok(None);
+                }
+                if &buf[end..end + 2] != b"\r\n" {
+                    return Err(ProtocolError::new("bulk not followed by CRLF"));
+                }
+                Ok(Some((Reply::bulk(&buf[next..end]), end + 2)))
+            }
+        },
+        b'*' => match int()? {
+            -1 => Ok(Some((Reply::Nil, next))),
+            n if n < 0 => Err(ProtocolError(format!("bad array length {n}"))),
+            n => {
+                let mut items = Vec::new();
+                let mut pos = next;
+                for _ in 0..n {
+                    let Some((item, used)) = parse_reply(&buf[pos..])? else {
+                        return Ok(None);
+                    };
+                    items.push(item);
+                    pos += used;
+                }
+                Ok(Some((Reply::Array(items), pos)))
+            }
+        },
+        other => Err(ProtocolError(format!(
+            "bad reply type byte '{}'",
+            (other as char).escape_default()
+        ))),
+    }
+}

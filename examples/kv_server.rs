@@ -1,0 +1,58 @@
+//! An in-memory key-value server that speaks the part of the Redis protocol (RESP2) that
+//! `redis-cli` and `redis-benchmark` use, on spinpark.
+//!
+//! ```text
+//! cargo run --release --example kv_server -- --addr 127.0.0.1:6379 --workers 4 --spin 50us
+//! redis-benchmark -p 6379 -t set,get,incr,mset -P 16 -q
+//! ```
+//!
+//! Commands: PING [msg], ECHO, GET, SET key value [NX|XX] [EX s|PX ms|KEEPTTL], DEL and EXISTS
+//! (several keys, answer a count), INCR, MGET, MSET, CONFIG GET (an empty array) and COMMAND
+//! (an empty array, whatever follows). Names are case-insensitive; requests may be RESP
+//! arrays or inline lines (`SET a b`), and may be pipelined.
+//!
+//! How: the protocol lives in `common/resp.rs` (a streaming parser with bounds on every
+//! declared length, and the replies), the store, the commands and the connection loop in
+//! `common/kv.rs`. Each connection is a task that reads, runs the complete commands it got,
+//! and writes their replies back in one write. Keys with a deadline expire lazily, when a
+//! command next touches them. A malformed request gets `-ERR Protocol error: ...` and its
+//! connection is closed; the other connections carry on.
+
+#[path = "common/kv.rs"]
+mod kv;
+#[path = "common/resp.rs"]
+mod resp;
+
+use std::io;
+
+fn main() -> io::Result<()> {
+    let opts = match kv::parse_args(std::env::args().skip(1)) {
+        Ok(Some(opts)) => opts,
+        Ok(None) => {
+            print!("{}", kv::USAGE);
+            return Ok(());
+        }
+        Err(e) => {
+            eprint!("kv_server: {e}\n{}", kv::USAGE);
+            std::process::exit(2);
+        }
+    };
+    let mut builder = spinpark::Builder::new();
+    if let Some(n) = opts.workers {
+        builder = builder.worker_threads(n);
+    }
+    if let Some(spin) = opts.spin {
+        builder = builder.spin(spin);
+    }
+    let rt = builder.build()?;
+    let workers = rt.handle().worker_threads();
+    let spin = opts.spin.unwrap_or(spinpark::DEFAULT_SPIN);
+    rt.block_on(async move {
+        let listener = spinpark::net::TcpListener::bind(opts.addr.as_str()).await?;
+        println!(
+            "kv_server listening on {} ({workers} workers, spin {spin:?})",
+            listener.local_addr()?
+        );
+        kv::serve(listener, kv::Store::new()).await
+    })
+}
