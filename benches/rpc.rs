@@ -4,6 +4,7 @@
 //! cargo bench --bench rpc               # about 3 minutes
 //! cargo bench --bench rpc -- --quick    # under 45 seconds
 //! cargo bench --bench rpc -- --docs     # also refresh docs/bench.md and docs/bench.svg
+//! cargo bench --bench rpc -- --only "sync T=1,gap 50us" --rounds 5 --spin 100us
 //! ```
 //!
 //! Each runtime serves from its own process (this binary, re-executed with `--serve`), with
@@ -40,6 +41,8 @@ struct Options {
     rounds: usize,
     workers: usize,
     spin: Option<Duration>,
+    /// Run only the modes whose name contains one of these (comma-separated `--only`).
+    only: Vec<String>,
 }
 
 fn parse_duration(s: &str) -> Duration {
@@ -63,6 +66,7 @@ fn main() {
         rounds: 3,
         workers: 2,
         spin: None,
+        only: Vec::new(),
     };
     let mut serve = None;
     let mut it = args.iter();
@@ -74,6 +78,7 @@ fn main() {
             "--workers" => opts.workers = it.next().unwrap().parse().unwrap(),
             "--spin" => opts.spin = Some(parse_duration(it.next().unwrap())),
             "--serve" => serve = Some(it.next().unwrap().clone()),
+            "--only" => opts.only = it.next().unwrap().split(',').map(str::to_string).collect(),
             // Passed by `cargo bench`; anything else is a filter we do not support.
             _ => {}
         }
@@ -188,7 +193,14 @@ fn measure(server: &mut Server, mode: &Mode) -> Sample {
 }
 
 fn run(opts: &Options) {
-    let modes = modes(opts.quick);
+    let mut modes = modes(opts.quick);
+    if !opts.only.is_empty() {
+        modes.retain(|m| {
+            opts.only
+                .iter()
+                .any(|o| m.name() == *o || m.name().contains(o.as_str()))
+        });
+    }
     let started = Instant::now();
     let mut servers: Vec<Server> = RUNTIMES.iter().map(|rt| Server::start(rt, opts)).collect();
     let mut results: Vec<[Vec<Sample>; 2]> =
