@@ -340,13 +340,15 @@ fn metrics_count_polls_spawns_and_parks() {
         assert!(std::time::Instant::now() < deadline, "workers never parked");
         std::thread::sleep(Duration::from_millis(5));
     }
-    // A spawn from outside now has to wake a parked worker: exactly one wake syscall.
+    // A spawn from outside now has to wake a parked worker: a wake syscall.
     let before = rt.metrics().wake_syscalls();
     rt.block_on(async { spawn(async {}).await.unwrap() });
     let after = rt.metrics();
     assert!(after.wake_syscalls() > before);
     assert!(after.total().parks >= 1);
-    assert!(after.total().spins_expired >= 2);
+    // At most one worker spins at a time (max_spinners = 1 of 2), so at least one window
+    // ran out before the workers parked.
+    assert!(after.total().spins_expired >= 1);
 }
 
 #[test]

@@ -69,64 +69,66 @@ fn with_watchdog(what: &'static str, limit: Duration, f: impl FnOnce()) {
     dog.join().unwrap();
 }
 
+/// Producer threads post to mailboxes one message at a time and wait for each to be taken, so
+/// the receiving task parks between messages and every post has to wake it. Runs until at
+/// least a million posts found a parked task (a real `Waker::wake`), then checks that every
+/// post was received exactly once.
 fn million_wakes(rt: Runtime) {
     const PRODUCERS: usize = 4;
-    const TASKS_PER_PRODUCER: usize = 2;
     const WAKES: u64 = 1_000_000;
-    let per_producer = WAKES / PRODUCERS as u64;
-    let boxes: Vec<Arc<Mailbox>> = (0..PRODUCERS * TASKS_PER_PRODUCER)
+    let boxes: Vec<Arc<Mailbox>> = (0..PRODUCERS)
         .map(|_| Arc::new(Mailbox::default()))
         .collect();
-    let per_task = per_producer / TASKS_PER_PRODUCER as u64;
+    let stop = Arc::new(AtomicBool::new(false));
     let tasks: Vec<_> = boxes
         .iter()
         .map(|b| {
-            let b = b.clone();
+            let (b, stop) = (b.clone(), stop.clone());
             rt.spawn(async move {
                 let mut total = 0;
-                while total < per_task {
+                loop {
                     total += b.recv().await;
                     b.consumed.store(total, SeqCst);
+                    if stop.load(SeqCst) && b.pending.load(SeqCst) == 0 {
+                        return total;
+                    }
                 }
-                total
             })
         })
         .collect();
-    let producers: Vec<_> = (0..PRODUCERS)
-        .map(|p| {
-            let mine: Vec<_> = boxes[p * TASKS_PER_PRODUCER..(p + 1) * TASKS_PER_PRODUCER].to_vec();
+    let real_wakes = Arc::new(AtomicU64::new(0));
+    let producers: Vec<_> = boxes
+        .iter()
+        .map(|b| {
+            let (b, real_wakes) = (b.clone(), real_wakes.clone());
             std::thread::spawn(move || {
-                let mut woke = 0u64;
-                for i in 0..per_producer {
-                    let b = &mine[(i % TASKS_PER_PRODUCER as u64) as usize];
+                let mut posted = 0u64;
+                while real_wakes.load(SeqCst) < WAKES {
                     if b.post() {
-                        woke += 1;
+                        real_wakes.fetch_add(1, SeqCst);
                     }
-                    // Every so often wait for the task to catch up, so it parks between wakes
-                    // instead of draining a long backlog in one go.
-                    if i % 32 == 31 {
-                        let target = i / TASKS_PER_PRODUCER as u64;
-                        while b.consumed.load(SeqCst) < target {
-                            std::thread::yield_now();
-                        }
+                    posted += 1;
+                    // Wait until the task took it: it parks again before the next post.
+                    while b.consumed.load(SeqCst) < posted {
+                        std::hint::spin_loop();
                     }
                 }
-                woke
+                posted
             })
         })
         .collect();
-    let mut real_wakes = 0;
-    for p in producers {
-        real_wakes += p.join().unwrap();
+    let posted: Vec<u64> = producers.into_iter().map(|p| p.join().unwrap()).collect();
+    // Let every task finish: one last message after the stop flag.
+    stop.store(true, SeqCst);
+    for b in &boxes {
+        b.post();
     }
-    let total: u64 = tasks.into_iter().map(|t| rt.block_on(t).unwrap()).sum();
-    assert_eq!(
-        total, WAKES,
-        "every posted wake-up was received exactly once"
-    );
-    assert!(real_wakes > 0, "tasks never parked between wakes");
-    let consumed: u64 = boxes.iter().map(|b| b.consumed.load(SeqCst)).sum();
-    assert_eq!(consumed, WAKES);
+    for ((t, b), p) in tasks.into_iter().zip(&boxes).zip(&posted) {
+        let got = rt.block_on(t).unwrap();
+        assert_eq!(got, p + 1, "every post was received exactly once");
+        assert_eq!(b.consumed.load(SeqCst), p + 1);
+    }
+    assert!(real_wakes.load(SeqCst) >= WAKES);
 }
 
 #[test]
