@@ -20,9 +20,13 @@ pub struct Usage {
 
 impl Usage {
     pub fn now() -> Usage {
-        // SAFETY: getrusage fills a valid, zero-initialised rusage struct on our stack.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+        // SAFETY: rusage is plain old data (all-zero is valid), and getrusage fills the valid
+        // struct on our stack.
+        let ru = unsafe {
+            let mut ru: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+            ru
+        };
         let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
         Usage {
             user_us: us(ru.ru_utime),

@@ -136,9 +136,13 @@ fn child() {
 }
 
 fn process_cpu_ms() -> u64 {
-    // SAFETY: getrusage fills a valid rusage struct on our stack.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    // SAFETY: rusage is plain old data (all-zero is valid), and getrusage fills the valid
+    // struct on our stack.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    };
     let ms = |t: libc::timeval| t.tv_sec as u64 * 1000 + t.tv_usec as u64 / 1000;
     ms(ru.ru_utime) + ms(ru.ru_stime)
 }
