@@ -23,7 +23,7 @@ use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Waker};
 
 use crate::tasks::TaskList;
@@ -114,33 +114,47 @@ impl From<JoinError> for std::io::Error {
 /// where the task is listed in its runtime's live-task list (one allocation for both).
 pub(crate) struct TaskMeta {
     aborted: AtomicBool,
-    /// The key in `tasks`, or `usize::MAX` while unlisted (blocking tasks are never listed).
+    /// Blocking-pool closures run to completion in one poll and are never listed.
+    listable: bool,
+    /// The key in `tasks`, or `usize::MAX` while unlisted.
     key: AtomicUsize,
-    tasks: Option<Arc<TaskList>>,
+    /// The list the task is in, set when it is first listed (so a spawn does not touch the
+    /// list's reference count, a cache line every spawning thread would share).
+    tasks: OnceLock<Arc<TaskList>>,
 }
 
 impl TaskMeta {
-    pub(crate) fn new(tasks: Option<Arc<TaskList>>) -> Arc<Self> {
+    pub(crate) fn new(listable: bool) -> Arc<Self> {
         Arc::new(Self {
             aborted: AtomicBool::new(false),
+            listable,
             key: AtomicUsize::new(usize::MAX),
-            tasks,
+            tasks: OnceLock::new(),
         })
     }
 
-    /// Lists the task under `waker`, before it can first run.
-    pub(crate) fn list(&self, waker: Waker) {
-        if let Some(t) = &self.tasks {
-            // Relaxed: set before the task is scheduled; scheduling (a queue push) publishes
-            // it to whichever thread runs and later drops the future.
-            self.key.store(t.insert(waker), Ordering::Relaxed);
+    /// Lists the task under `waker` the first time it returns `Pending`. A task that finishes
+    /// in its first poll (most short tasks) never touches the list; one that has not run yet
+    /// sits in a queue, which shutdown drains. Only a task that is waiting somewhere needs
+    /// the list to be found at shutdown.
+    fn list_once(&self, waker: &Waker) {
+        // Relaxed: only the thread polling the task reads or writes the key (async-task's
+        // task state orders successive polls and the final drop of the future).
+        if !self.listable || self.key.load(Ordering::Relaxed) != usize::MAX {
+            return;
         }
+        // Tasks are polled only by their runtime's workers.
+        let Some(list) = crate::context::with_worker(|w| w.map(|w| w.tasks.clone())) else {
+            return;
+        };
+        self.key.store(list.insert(waker.clone()), Ordering::Relaxed);
+        let _ = self.tasks.set(list);
     }
 
     /// The future is being dropped: the task is no longer live.
     fn unlist(&self) {
         let key = self.key.swap(usize::MAX, Ordering::Relaxed);
-        if let (Some(t), true) = (&self.tasks, key != usize::MAX) {
+        if let (Some(t), true) = (self.tasks.get(), key != usize::MAX) {
             t.remove(key);
         }
     }
@@ -181,7 +195,10 @@ impl<F: Future> Future for Guarded<F> {
         // SAFETY: see above; `future` stays where it is for as long as `self` is pinned.
         let future = unsafe { Pin::new_unchecked(&mut this.future) };
         match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Pending) => {
+                this.meta.list_once(cx.waker());
+                Poll::Pending
+            }
             Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
             Err(payload) => Poll::Ready(Err(JoinError {
                 repr: Repr::Panic(payload),

@@ -358,7 +358,7 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let meta = TaskMeta::new(Some(self.shared.tasks.clone()));
+        let meta = TaskMeta::new(true);
         let shared = self.shared.clone();
         let guarded = Guarded::new(future, meta.clone());
         let (runnable, task) = async_task::Builder::new().spawn(
@@ -368,8 +368,6 @@ impl Handle {
             }),
         );
         let waker = runnable.waker();
-        // Listed before it can run, so it is never live and unlisted.
-        meta.list(waker.clone());
         self.shared.schedule_new(runnable);
         JoinHandle::new(task, meta, waker)
     }
@@ -380,7 +378,7 @@ impl Handle {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        let meta = TaskMeta::new(None);
+        let meta = TaskMeta::new(false);
         let handle = self.clone();
         let guarded = Guarded::new(
             {
@@ -443,7 +441,8 @@ impl Handle {
         self.shared.stealers.len()
     }
 
-    /// The number of tasks spawned on this runtime that have not finished (or been dropped).
+    /// The number of tasks that are waiting: polled at least once, returned `Pending`, and not
+    /// finished (or dropped) since. Tasks queued but never polled are not counted.
     pub fn live_tasks(&self) -> usize {
         self.shared.tasks.len()
     }

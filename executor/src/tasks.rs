@@ -1,8 +1,9 @@
 //! The list of a runtime's live tasks, so that shutting down can drop every one of them.
 //!
 //! A task that waits on something outside the runtime's queues (a channel, a timer, a waker
-//! someone stashed) is reachable only through its waker. The runtime keeps one waker per live
-//! task here; shutting down wakes them all, and a wake after shutdown drops the task's future
+//! someone stashed) is reachable only through its waker. The runtime keeps one waker per
+//! waiting task here (a task is listed the first time it returns `Pending`; one that is queued
+//! is dropped with its queue); shutting down wakes them all, and a wake after shutdown drops the task's future
 //! instead of queueing it. A task removes itself when its future is dropped (it completed, was
 //! aborted, or was dropped). The list is sharded so spawns on different threads rarely meet on
 //! a lock.

@@ -35,6 +35,8 @@ pub(crate) struct Local {
     pub(crate) index: usize,
     pub(crate) queue: Worker<Runnable>,
     pub(crate) lifo: Cell<Option<Runnable>>,
+    /// The runtime's live-task list, for tasks that start waiting on this worker.
+    pub(crate) tasks: Arc<crate::tasks::TaskList>,
     lifo_streak: Cell<u32>,
     tick: Cell<u32>,
 }
@@ -62,6 +64,7 @@ pub(crate) fn run(
         index,
         queue,
         lifo: Cell::new(None),
+        tasks: shared.tasks.clone(),
         lifo_streak: Cell::new(0),
         tick: Cell::new(0),
     };
