@@ -250,6 +250,27 @@ fn run(opts: &Options) {
         std::fs::create_dir_all(&docs).unwrap();
         std::fs::write(docs.join("bench.md"), report.markdown()).unwrap();
         std::fs::write(docs.join("bench.svg"), report.svg()).unwrap();
-        println!("refreshed docs/bench.md and docs/bench.svg");
+        refresh_readme(&report.markdown());
+        println!("refreshed docs/bench.md, docs/bench.svg and the README's table");
     }
+}
+
+/// Replaces the README's benchmark table (between its `bench:start` and `bench:end` markers).
+fn refresh_readme(table: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let Ok(readme) = std::fs::read_to_string(&path) else {
+        return;
+    };
+    let (Some(a), Some(b)) = (
+        readme.find("<!-- bench:start"),
+        readme.find("<!-- bench:end -->"),
+    ) else {
+        eprintln!("README.md has no bench:start/bench:end markers; left as is");
+        return;
+    };
+    let Some(a_end) = readme[a..].find("-->").map(|i| a + i + 3) else {
+        return;
+    };
+    let updated = format!("{}\n{table}{}", &readme[..a_end], &readme[b..]);
+    std::fs::write(&path, updated).unwrap();
 }
