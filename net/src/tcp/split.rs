@@ -4,13 +4,9 @@
 //! borrowed halves within one task ([`TcpStream::split`]), owned halves from two tasks
 //! ([`TcpStream::into_split`]).
 
-use std::io::{self, IoSlice};
+use std::io;
 use std::net::{Shutdown, SocketAddr};
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
-
-use futures_io::{AsyncRead, AsyncWrite};
 
 use super::TcpStream;
 
@@ -106,55 +102,7 @@ impl Drop for OwnedWriteHalf {
     }
 }
 
-macro_rules! read_half {
-    ($t:ty, $s:ident => $e:expr) => {
-        impl AsyncRead for $t {
-            fn poll_read(
-                self: Pin<&mut Self>,
-                cx: &mut Context<'_>,
-                buf: &mut [u8],
-            ) -> Poll<io::Result<usize>> {
-                let $s = &*self;
-                $e.poll_read_priv(cx, buf)
-            }
-        }
-    };
-}
-
-macro_rules! write_half {
-    ($t:ty, $s:ident => $e:expr) => {
-        impl AsyncWrite for $t {
-            fn poll_write(
-                self: Pin<&mut Self>,
-                cx: &mut Context<'_>,
-                buf: &[u8],
-            ) -> Poll<io::Result<usize>> {
-                let $s = &*self;
-                $e.poll_write_priv(cx, buf)
-            }
-
-            fn poll_write_vectored(
-                self: Pin<&mut Self>,
-                cx: &mut Context<'_>,
-                bufs: &[IoSlice<'_>],
-            ) -> Poll<io::Result<usize>> {
-                let $s = &*self;
-                $e.poll_write_vectored_priv(cx, bufs)
-            }
-
-            fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-                Poll::Ready(Ok(()))
-            }
-
-            fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-                let $s = &*self;
-                Poll::Ready($e.shutdown(Shutdown::Write))
-            }
-        }
-    };
-}
-
-read_half!(ReadHalf<'_>, s => s.0);
-write_half!(WriteHalf<'_>, s => s.0);
-read_half!(OwnedReadHalf, s => s.0);
-write_half!(OwnedWriteHalf, s => s.stream);
+impl_async_read!(ReadHalf<'_>, s => s.0);
+impl_async_write!(WriteHalf<'_>, s => s.0);
+impl_async_read!(OwnedReadHalf, s => s.0);
+impl_async_write!(OwnedWriteHalf, s => s.stream);
