@@ -56,51 +56,46 @@ impl<T: AsRawFd> IoSource<T> {
     }
 
     /// Runs `op` when the socket is ready in `dir`, until it does not return `WouldBlock`.
-    /// Each attempt takes one unit of the task's cooperative budget.
+    /// Each call takes one unit of the task's cooperative budget.
+    ///
+    /// `drained` looks at a successful result: when it says the operation emptied the socket's
+    /// buffer (a read) or filled it (a write), the direction's readiness is cleared at once, so
+    /// the next operation waits for the next edge instead of spending a syscall to learn
+    /// `WouldBlock`. The tick check in `clear` keeps an edge that arrived meanwhile.
     pub(crate) fn poll_io<R>(
         &self,
         dir: Direction,
         cx: &mut Context<'_>,
         mut op: impl FnMut(&T) -> io::Result<R>,
+        drained: impl Fn(&R) -> bool,
     ) -> Poll<io::Result<R>> {
         ready!(coop::poll_proceed(cx));
         loop {
             let seen = ready!(self.source.poll_ready(dir, cx));
             match op(self.get()) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.source.clear(seen),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                other => return Poll::Ready(other),
-            }
-        }
-    }
-
-    /// Like [`IoSource::poll_io`] for a read or write of `len` bytes. A transfer that moved
-    /// fewer bytes than asked (but some) drained the socket's buffer (or filled it), so the
-    /// direction's readiness is cleared at once: the next operation waits for the next edge
-    /// instead of spending a syscall to learn `WouldBlock`. The tick check in `clear` keeps
-    /// an edge that arrived meanwhile.
-    pub(crate) fn poll_transfer(
-        &self,
-        dir: Direction,
-        cx: &mut Context<'_>,
-        len: usize,
-        mut op: impl FnMut(&T) -> io::Result<usize>,
-    ) -> Poll<io::Result<usize>> {
-        ready!(coop::poll_proceed(cx));
-        loop {
-            let seen = ready!(self.source.poll_ready(dir, cx));
-            match op(self.get()) {
-                Ok(n) => {
-                    if n > 0 && n < len {
+                Ok(r) => {
+                    if drained(&r) {
                         self.source.clear(seen);
                     }
-                    return Poll::Ready(Ok(n));
+                    return Poll::Ready(Ok(r));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.source.clear(seen),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Poll::Ready(Err(e)),
             }
         }
+    }
+
+    /// [`IoSource::poll_io`] for a read or write of `len` bytes: moving some but fewer than
+    /// `len` bytes means the buffer was drained (or filled).
+    pub(crate) fn poll_transfer(
+        &self,
+        dir: Direction,
+        cx: &mut Context<'_>,
+        len: usize,
+        op: impl FnMut(&T) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        self.poll_io(dir, cx, op, |&n| n > 0 && n < len)
     }
 
     /// Tries `op` once if the socket looks ready, without waiting.

@@ -94,7 +94,10 @@ impl TcpListener {
                     *backoff = None;
                 }
             }
-            match ready!(self.io.poll_io(Direction::Read, cx, |l| l.accept())) {
+            match ready!(self
+                .io
+                .poll_io(Direction::Read, cx, |l| l.accept(), |_| false))
+            {
                 Ok((stream, peer)) => {
                     return Poll::Ready(TcpStream::from_std(stream).map(|s| (s, peer)));
                 }
