@@ -72,6 +72,9 @@ impl<T: AsRawFd> IoSource<T> {
         ready!(coop::poll_proceed(cx));
         loop {
             let seen = ready!(self.source.poll_ready(dir, cx));
+            if seen.is_shutdown() {
+                return Poll::Ready(Err(runtime_gone()));
+            }
             match op(self.get()) {
                 Ok(r) => {
                     if drained(&r) {
@@ -106,6 +109,7 @@ impl<T: AsRawFd> IoSource<T> {
     ) -> io::Result<R> {
         match self.source.ready_now(dir) {
             None => Err(io::ErrorKind::WouldBlock.into()),
+            Some(seen) if seen.is_shutdown() => Err(runtime_gone()),
             Some(seen) => {
                 let r = op(self.get());
                 if matches!(&r, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
@@ -118,7 +122,13 @@ impl<T: AsRawFd> IoSource<T> {
 
     /// Waits until the socket may be ready in `dir` (it can still turn out not to be).
     pub(crate) fn poll_ready(&self, dir: Direction, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.source.poll_ready(dir, cx).map(|_| Ok(()))
+        self.source.poll_ready(dir, cx).map(|seen| {
+            if seen.is_shutdown() {
+                Err(runtime_gone())
+            } else {
+                Ok(())
+            }
+        })
     }
 
     /// Whether the peer has closed its sending side (end of stream seen by epoll).
@@ -140,4 +150,9 @@ impl<T: AsRawFd> Drop for IoSource<T> {
             drop(io);
         }
     }
+}
+
+/// The error of an operation on a socket whose runtime has shut down.
+fn runtime_gone() -> io::Error {
+    io::Error::other("the spinpark runtime this socket belongs to has shut down")
 }

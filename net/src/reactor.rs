@@ -296,7 +296,7 @@ impl Driver for NetDriver {
             .filter_map(|e| e.source.clone())
             .collect();
         for s in sources {
-            s.clear_wakers();
+            s.shutdown();
         }
         r.timers.clear();
     }

@@ -6,14 +6,15 @@
 //! said `WouldBlock`:
 //!
 //! ```text
-//! bits 0-4: READABLE | WRITABLE | READ_CLOSED | WRITE_CLOSED | ERROR
+//! bits 0-5: READABLE | WRITABLE | READ_CLOSED | WRITE_CLOSED | ERROR | SHUTDOWN
 //! bits 16-: tick, bumped by every event the reactor delivers
 //! ```
 //!
 //! The tick closes the race between "the syscall returned WouldBlock" and "clear the bit": the
 //! operation remembers the tick it saw before the syscall and clears only if the tick is still
 //! the same. If an event arrived in between, the bit stays set and the task retries instead of
-//! sleeping through it. `READ_CLOSED` and `ERROR` are never cleared: end of stream is sticky.
+//! sleeping through it. `READ_CLOSED`, `ERROR` and `SHUTDOWN` are never cleared: end of stream
+//! is sticky, and so is the end of the runtime (operations then fail instead of hanging).
 //!
 //! Waiting follows store-then-check: a task stores its waker under the lock, then re-reads
 //! readiness, so an event that landed while it was storing is not missed. The reactor takes the
@@ -28,10 +29,12 @@ pub(crate) const WRITABLE: usize = 1 << 1;
 pub(crate) const READ_CLOSED: usize = 1 << 2;
 pub(crate) const WRITE_CLOSED: usize = 1 << 3;
 pub(crate) const ERROR: usize = 1 << 4;
+/// The runtime that owns the reactor shut down: every operation fails from now on.
+pub(crate) const SHUTDOWN: usize = 1 << 5;
 const READY_MASK: usize = (1 << 16) - 1;
 const TICK_ONE: usize = 1 << 16;
 /// Bits that are never cleared once set.
-const STICKY: usize = READ_CLOSED | WRITE_CLOSED | ERROR;
+const STICKY: usize = READ_CLOSED | WRITE_CLOSED | ERROR | SHUTDOWN;
 
 /// A direction a task waits in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,8 +48,8 @@ impl Direction {
     /// report the error / end of stream).
     fn mask(self) -> usize {
         match self {
-            Direction::Read => READABLE | READ_CLOSED | ERROR,
-            Direction::Write => WRITABLE | WRITE_CLOSED | ERROR,
+            Direction::Read => READABLE | READ_CLOSED | ERROR | SHUTDOWN,
+            Direction::Write => WRITABLE | WRITE_CLOSED | ERROR | SHUTDOWN,
         }
     }
 }
@@ -62,6 +65,11 @@ pub(crate) struct Seen {
 impl Seen {
     pub(crate) fn is_read_closed(&self) -> bool {
         self.word & READ_CLOSED != 0
+    }
+
+    /// The reactor is gone: fail instead of waiting for an event that will never come.
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.word & SHUTDOWN != 0
     }
 }
 
@@ -167,6 +175,13 @@ impl Source {
                 None
             }
         });
+    }
+
+    /// The runtime shut down: marks the source so every later operation fails, and wakes (then
+    /// drops) the tasks waiting on it.
+    pub(crate) fn shutdown(&self) {
+        self.set_ready(SHUTDOWN);
+        self.clear_wakers();
     }
 
     /// Drops stored wakers (at runtime shutdown, or when the I/O object goes away).

@@ -363,3 +363,27 @@ fn net_outside_a_runtime_is_an_error_not_a_hang() {
     let err = r.expect("bind does not wait").unwrap_err();
     assert!(err.to_string().contains("spinpark runtime"), "{err}");
 }
+
+#[test]
+fn a_stream_that_outlives_its_runtime_fails_instead_of_hanging() {
+    let a = rt();
+    let (mut client, _server) = a.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let c = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (s, _) = listener.accept().await.unwrap();
+        (c, s)
+    });
+    drop(a);
+    // Awaited on another runtime: the read fails at once rather than waiting forever for an
+    // event from a reactor that no longer runs.
+    let b = rt();
+    let r = b.block_on(guard("read after shutdown", async {
+        let mut buf = [0u8; 4];
+        client.read(&mut buf).await
+    }));
+    let e = r.expect_err("reading from a stream of a dropped runtime succeeded");
+    assert!(e.to_string().contains("shut down"), "{e}");
+    assert!(b.block_on(client.write_all(b"x")).is_err());
+}
