@@ -212,6 +212,11 @@ impl Reactor {
         dispatched + self.timers.fire_due(Instant::now())
     }
 
+    /// Whether the runtime that owns this reactor has shut down.
+    pub(crate) fn is_shut_down(&self) -> bool {
+        self.shut_down.load(Ordering::Acquire)
+    }
+
     /// Asks a parked (or about-to-park) worker to return from `epoll_wait`.
     pub(crate) fn unpark(&self) {
         // AcqRel: at most one write per wait; the Release half orders the caller's state

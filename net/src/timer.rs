@@ -105,7 +105,7 @@ impl Timers {
 /// Waits until `duration` has elapsed.
 ///
 /// # Panics
-/// When first polled outside a spinpark runtime.
+/// When first polled outside a spinpark runtime, or polled after its runtime shut down.
 pub fn sleep(duration: Duration) -> Sleep {
     sleep_until(
         Instant::now()
@@ -117,7 +117,7 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// Waits until `deadline`.
 ///
 /// # Panics
-/// When first polled outside a spinpark runtime.
+/// When first polled outside a spinpark runtime, or polled after its runtime shut down.
 pub fn sleep_until(deadline: Instant) -> Sleep {
     Sleep {
         deadline,
@@ -188,6 +188,11 @@ impl Future for Sleep {
             return Poll::Ready(());
         }
         match &this.state {
+            State::Registered(r, _) if r.is_shut_down() => {
+                // Nothing will ever fire this timer: say so rather than wait forever (tokio
+                // panics likewise). In a task, the panic becomes the task's JoinError.
+                panic!("spinpark::time: the runtime this timer belongs to has shut down")
+            }
             State::Registered(r, key) => {
                 if !r.timers.update(*key, cx.waker()) {
                     // Fired, but our clock read above said "not yet": impossible since timers

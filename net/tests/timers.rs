@@ -112,3 +112,19 @@ fn dropped_timers_are_removed() {
     });
     assert_eq!(rt.handle().live_tasks(), 0);
 }
+
+#[test]
+#[should_panic(expected = "has shut down")]
+fn a_sleep_that_outlives_its_runtime_panics_instead_of_hanging() {
+    use std::future::Future;
+    let a = Builder::new().worker_threads(1).build().unwrap();
+    let mut s = Box::pin(sleep(Duration::from_secs(3600)));
+    // Register the timer with runtime `a`'s reactor.
+    a.block_on(std::future::poll_fn(|cx| {
+        assert!(s.as_mut().poll(cx).is_pending());
+        std::task::Poll::Ready(())
+    }));
+    drop(a);
+    let b = Builder::new().worker_threads(1).build().unwrap();
+    b.block_on(s);
+}
