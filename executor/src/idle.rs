@@ -77,6 +77,15 @@
 //! (without blocking) while it spins, and a thread blocked in `epoll_wait` beside it would be
 //! woken by the kernel for every event that the spinner is about to pick up anyway.
 //!
+//! # The spin policy
+//!
+//! [`SpinPolicy`] is the one place that decides how a spinner spends its window. Each iteration
+//! scans the queues and polls the reactor; every 32nd iteration yields the core
+//! (`sched_yield`) so a client thread that shares it is not starved. If an iteration took more
+//! than 50 µs, the spinner lost its core to another thread (the yield ran somebody, or it was
+//! preempted). The core is wanted, so the window ends and the spinner parks. That makes
+//! spinning self-limiting when the machine is busy. A window of zero means one scan, then park.
+//!
 //! # Why no wake-up is lost
 //!
 //! The danger is the classic one: a worker checks the queues, finds them empty, and goes to
