@@ -171,23 +171,17 @@ fn modes(quick: bool) -> Vec<Mode> {
     m
 }
 
-fn client_usage() -> Usage {
-    Usage::now()
-}
-
 fn measure(server: &mut Server, mode: &Mode) -> Sample {
     // Let the server's workers settle into the idle state the mode starts from.
     std::thread::sleep(Duration::from_millis(20));
     let s0 = server.usage();
-    let c0 = client_usage();
-    let t0 = Instant::now();
+    let c0 = Usage::now();
     let r = match *mode {
         Mode::Sync { threads, dur } => load::sync(server.addr, threads, dur),
         Mode::Async { conns, depth, dur } => load::pipelined(server.addr, conns, depth, dur),
         Mode::Gap { gap, count } => load::gap(server.addr, gap, count),
     };
-    let _wall = t0.elapsed();
-    let c = client_usage().since(c0);
+    let c = Usage::now().since(c0);
     let s = server.usage().since(s0);
     Sample::new(&r, s, c)
 }

@@ -303,90 +303,88 @@ impl<F: Futex> Sleepers<F> {
         mut recheck: impl FnMut() -> Option<T>,
         mut drive: Option<&mut dyn FnMut()>,
     ) -> Parked<T> {
-        {
-            // Announce: one CAS that either adds us to `sleepers` or makes us the driver.
-            let mut cur = self.word.load(Relaxed);
-            let (announced, as_driver) = loop {
+        // Announce: one CAS that either adds us to `sleepers` or makes us the driver.
+        let mut cur = self.word.load(Relaxed);
+        let (announced, as_driver) = loop {
+            if cur & SHUTDOWN != 0 {
+                return Parked::Shutdown;
+            }
+            // The last awake worker: every other worker sleeps on the futex. (The driver
+            // and any worker picked to wake are awake or not counted, so this also means
+            // nobody spins and no wake-up is pending.)
+            let last = drive.is_some() && sleepers(cur) + 1 == self.workers;
+            let new = if last {
+                cur | DRIVER
+            } else {
+                cur + ONE_SLEEPER
+            };
+            // SeqCst: the announcement is the worker's half of the store/fence/load pattern.
+            match self.word.compare_exchange_weak(cur, new, SeqCst, Relaxed) {
+                Ok(_) => break (new, last),
+                Err(actual) => cur = actual,
+            }
+        };
+        // SeqCst fence: orders the announcement before the re-check's loads of the queues,
+        // against the producer's push / fence / load of the word.
+        fence(SeqCst);
+        if let Some(work) = recheck() {
+            self.unannounce(as_driver);
+            return Parked::Work(work);
+        }
+
+        if as_driver {
+            if let Some(drive) = drive.as_mut() {
+                drive();
+            }
+            // Acquire: pairs with the SeqCst CAS of whoever picked us, so what it published
+            // before waking us is visible (the queues are re-scanned anyway).
+            let mut cur = self.word.load(Acquire);
+            loop {
                 if cur & SHUTDOWN != 0 {
                     return Parked::Shutdown;
                 }
-                // The last awake worker: every other worker sleeps on the futex. (The driver
-                // and any worker picked to wake are awake or not counted, so this also means
-                // nobody spins and no wake-up is pending.)
-                let last = drive.is_some() && sleepers(cur) + 1 == self.workers;
-                let new = if last {
-                    cur | DRIVER
+                // Either we returned on our own (I/O, timer, spurious): clear DRIVER; or
+                // somebody picked us: claim DRIVER_WAKING. Nobody else ever claims it.
+                let new = if cur & DRIVER != 0 {
+                    (cur & !DRIVER) + ONE_SPINNER
                 } else {
-                    cur + ONE_SLEEPER
+                    debug_assert!(cur & DRIVER_WAKING != 0);
+                    (cur & !DRIVER_WAKING) + ONE_SPINNER
                 };
-                // SeqCst: the announcement is the worker's half of the store/fence/load pattern.
                 match self.word.compare_exchange_weak(cur, new, SeqCst, Relaxed) {
-                    Ok(_) => break (new, last),
+                    Ok(_) => return Parked::Woken,
                     Err(actual) => cur = actual,
                 }
-            };
-            // SeqCst fence: orders the announcement before the re-check's loads of the queues,
-            // against the producer's push / fence / load of the word.
-            fence(SeqCst);
-            if let Some(work) = recheck() {
-                self.unannounce(as_driver);
-                return Parked::Work(work);
             }
+        }
 
-            if as_driver {
-                if let Some(drive) = drive.as_mut() {
-                    drive();
-                }
-                // Acquire: pairs with the SeqCst CAS of whoever picked us, so what it published
-                // before waking us is visible (the queues are re-scanned anyway).
-                let mut cur = self.word.load(Acquire);
-                loop {
-                    if cur & SHUTDOWN != 0 {
-                        return Parked::Shutdown;
-                    }
-                    // Either we returned on our own (I/O, timer, spurious): clear DRIVER; or
-                    // somebody picked us: claim DRIVER_WAKING. Nobody else ever claims it.
-                    let new = if cur & DRIVER != 0 {
-                        (cur & !DRIVER) + ONE_SPINNER
-                    } else {
-                        debug_assert!(cur & DRIVER_WAKING != 0);
-                        (cur & !DRIVER_WAKING) + ONE_SPINNER
-                    };
-                    match self.word.compare_exchange_weak(cur, new, SeqCst, Relaxed) {
-                        Ok(_) => return Parked::Woken,
-                        Err(actual) => cur = actual,
-                    }
-                }
-            }
-
-            // A futex sleeper: wait on the exact value we announced, then try to claim WAKING.
-            let mut expected = announced;
+        // A futex sleeper: wait on the exact value we announced, then try to claim WAKING.
+        let mut expected = announced;
+        loop {
+            self.futex.wait(&self.word, expected);
+            let mut cur = self.word.load(Acquire);
             loop {
-                self.futex.wait(&self.word, expected);
-                let mut cur = self.word.load(Acquire);
-                loop {
-                    if cur & SHUTDOWN != 0 {
-                        return Parked::Shutdown;
-                    }
-                    if cur & WAKING == 0 {
-                        // Spurious, or another sleeper claimed the wake-up first. We are still
-                        // counted in `sleepers` (sleepers + WAKING = futex waiters), so wait on
-                        // the current value: any later producer changes it.
-                        expected = cur;
-                        break;
-                    }
-                    match self.word.compare_exchange_weak(
-                        cur,
-                        (cur & !WAKING) + ONE_SPINNER,
-                        SeqCst,
-                        Relaxed,
-                    ) {
-                        Ok(_) => return Parked::Woken,
-                        Err(actual) => cur = actual,
-                    }
+                if cur & SHUTDOWN != 0 {
+                    return Parked::Shutdown;
                 }
-                debug_assert!(sleepers(expected) > 0, "a futex sleeper must be counted");
+                if cur & WAKING == 0 {
+                    // Spurious, or another sleeper claimed the wake-up first. We are still
+                    // counted in `sleepers` (sleepers + WAKING = futex waiters), so wait on
+                    // the current value: any later producer changes it.
+                    expected = cur;
+                    break;
+                }
+                match self.word.compare_exchange_weak(
+                    cur,
+                    (cur & !WAKING) + ONE_SPINNER,
+                    SeqCst,
+                    Relaxed,
+                ) {
+                    Ok(_) => return Parked::Woken,
+                    Err(actual) => cur = actual,
+                }
             }
+            debug_assert!(sleepers(expected) > 0, "a futex sleeper must be counted");
         }
     }
 

@@ -238,16 +238,13 @@ impl WorkerRef<'_> {
                 shared.sleepers.stop_spinning(false, false, || {});
                 bump(&counters.spins_expired);
             }
+            let driver = shared.driver.get();
             let mut drive = || {
-                if let Some(d) = shared.driver.get() {
+                if let Some(d) = driver {
                     d.park();
                 }
             };
-            let drive: Option<&mut dyn FnMut()> = if shared.driver.get().is_some() {
-                Some(&mut drive)
-            } else {
-                None
-            };
+            let drive: Option<&mut dyn FnMut()> = driver.map(|_| &mut drive as &mut dyn FnMut());
             match shared.sleepers.park(|| self.next_task(), drive) {
                 Parked::Work(task) => return Some(task),
                 Parked::Woken => {

@@ -196,23 +196,25 @@ impl Future for Sleep {
             State::Registered(r, key) => {
                 if !r.timers.update(*key, cx.waker()) {
                     // Fired, but our clock read above said "not yet": impossible since timers
-                    // fire only at or after their deadline; re-register to be safe.
-                    let (r, d) = (r.clone(), this.deadline);
-                    let key = r.timers.insert(d, cx.waker().clone());
-                    r.timer_added(d);
-                    this.state = State::Registered(r, key);
+                    // fire only at or after their deadline; re-arm to be safe.
+                    this.state = arm(r.clone(), this.deadline, cx.waker());
                 }
             }
             State::Unregistered => {
                 let r = Reactor::current().unwrap_or_else(|e| panic!("spinpark::time: {e}"));
-                let key = r.timers.insert(this.deadline, cx.waker().clone());
-                r.timer_added(this.deadline);
-                this.state = State::Registered(r, key);
+                this.state = arm(r, this.deadline, cx.waker());
             }
             State::Done => unreachable!(),
         }
         Poll::Pending
     }
+}
+
+/// Registers a timer for `deadline` with `r`, waking a parked reactor if it is due earlier.
+fn arm(r: Arc<Reactor>, deadline: Instant, waker: &Waker) -> State {
+    let key = r.timers.insert(deadline, waker.clone());
+    r.timer_added(deadline);
+    State::Registered(r, key)
 }
 
 impl Drop for Sleep {
