@@ -16,8 +16,7 @@
 //! by a pause), printing latency against the gap. Runs alternate between the runtimes, repeat
 //! for several rounds, and report medians and the spinpark/tokio ratio.
 
-#[path = "../examples/common/echo_proto.rs"]
-mod echo_proto;
+use examples_common::echo_proto;
 #[path = "rpc/load.rs"]
 mod load;
 #[path = "rpc/report.rs"]
@@ -45,19 +44,6 @@ struct Options {
     only: Vec<String>,
 }
 
-fn parse_duration(s: &str) -> Duration {
-    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: u64 = num.parse().unwrap_or_else(|_| panic!("bad duration {s}"));
-    match unit {
-        "" if n == 0 => Duration::ZERO,
-        "ns" => Duration::from_nanos(n),
-        "us" => Duration::from_micros(n),
-        "ms" => Duration::from_millis(n),
-        "s" => Duration::from_secs(n),
-        _ => panic!("bad duration {s}: use ns, us, ms or s"),
-    }
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut opts = Options {
@@ -76,7 +62,9 @@ fn main() {
             "--docs" => opts.docs = true,
             "--rounds" => opts.rounds = it.next().unwrap().parse().unwrap(),
             "--workers" => opts.workers = it.next().unwrap().parse().unwrap(),
-            "--spin" => opts.spin = Some(parse_duration(it.next().unwrap())),
+            "--spin" => {
+                opts.spin = Some(examples_common::duration::parse(it.next().unwrap()).unwrap())
+            }
             "--serve" => serve = Some(it.next().unwrap().clone()),
             "--only" => opts.only = it.next().unwrap().split(',').map(str::to_string).collect(),
             // Passed by `cargo bench`; anything else is a filter we do not support.

@@ -5,10 +5,7 @@
 //! cargo run --release --example echo_client -- --addr 127.0.0.1:7000 --requests 100000 --size 100
 //! ```
 
-#[path = "common/args.rs"]
-mod args;
-#[path = "common/echo_proto.rs"]
-mod echo_proto;
+use examples_common::{args, echo_proto};
 
 use std::net::SocketAddr;
 use std::time::Instant;

@@ -9,10 +9,7 @@
 //! Frames over `--max-frame` bytes (16 MiB by default) are refused: the server logs one line
 //! and closes that connection only.
 
-#[path = "common/args.rs"]
-mod args;
-#[path = "common/echo_proto.rs"]
-mod echo_proto;
+use examples_common::{args, duration, echo_proto};
 
 use std::net::SocketAddr;
 
@@ -26,7 +23,7 @@ fn main() -> std::io::Result<()> {
             std::process::exit(2)
         }));
     }
-    let spin = args::get("--spin", spinpark::DEFAULT_SPIN, args::duration);
+    let spin = args::get("--spin", spinpark::DEFAULT_SPIN, duration::parse);
     let rt = builder.spin(spin).build()?;
     rt.block_on(serve(addr, max_frame))
 }

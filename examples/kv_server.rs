@@ -11,17 +11,14 @@
 //! (an empty array, whatever follows). Names are case-insensitive; requests may be RESP
 //! arrays or inline lines (`SET a b`), and may be pipelined.
 //!
-//! How: the protocol lives in `common/resp.rs` (a streaming parser with bounds on every
-//! declared length, and the replies), the store, the commands and the connection loop in
-//! `common/kv.rs`. Each connection is a task that reads, runs the complete commands it got,
+//! How: the protocol lives in `examples/common/src/resp.rs` (a streaming parser with bounds on
+//! every declared length, and the replies), the store, the commands and the connection loop
+//! in `examples/common/src/kv.rs`. Each connection is a task that reads, runs the complete commands it got,
 //! and writes their replies back in one write. Keys with a deadline expire lazily, when a
 //! command next touches them. A malformed request gets `-ERR Protocol error: ...` and its
 //! connection is closed; the other connections carry on.
 
-#[path = "common/kv.rs"]
-mod kv;
-#[path = "common/resp.rs"]
-mod resp;
+use examples_common::kv;
 
 use std::io;
 

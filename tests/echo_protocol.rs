@@ -1,8 +1,7 @@
 //! The echo RPC protocol of the examples and the benchmark, served on spinpark: round trips,
 //! and a malformed (oversized) frame closes that connection only.
 
-#[path = "../examples/common/echo_proto.rs"]
-mod echo_proto;
+use examples_common::echo_proto;
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;

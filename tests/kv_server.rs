@@ -6,10 +6,7 @@
 //! so a hung server fails the test instead of hanging it. Nothing asserts on timing: the one
 //! test that sleeps (expiry) only waits longer than a 1 ms deadline.
 
-#[path = "../examples/common/kv.rs"]
-mod kv;
-#[path = "../examples/common/resp.rs"]
-mod resp;
+use examples_common::{kv, resp};
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -922,7 +919,7 @@ fn command_line() {
     ] {
         assert!(parse(bad).is_err(), "{bad}");
     }
-    let d = kv::parse_duration;
+    let d = examples_common::duration::parse;
     assert_eq!(d("0"), Ok(Duration::ZERO));
     assert_eq!(d("7ns"), Ok(Duration::from_nanos(7)));
     assert_eq!(d("50us"), Ok(Duration::from_micros(50)));

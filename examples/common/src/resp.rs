@@ -8,7 +8,6 @@
 //! start on every read. Every length a client declares is checked against [`Limits`] before
 //! anything is buffered for it; malformed input is a [`ProtocolError`], after which the server
 //! answers `-ERR Protocol error: ...` and closes that connection.
-#![allow(dead_code)]
 
 use std::fmt;
 use std::io::Write;

@@ -3,7 +3,6 @@
 //! A request is a 4-byte big-endian length N followed by N payload bytes; the response is the
 //! same frame. A frame longer than the server's limit (16 MiB by default) is refused: the
 //! server logs one line and closes that connection only.
-#![allow(dead_code)]
 
 use std::io;
 

@@ -10,7 +10,6 @@
 //! A connection reads into a buffer, runs every complete command in it in order, and sends
 //! their replies with one write (or several, if they pass [`FLUSH_AT`] bytes). Command errors
 //! are replies; a protocol error is answered, then only that connection is closed.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::io;
@@ -425,26 +424,9 @@ where
                     _ => return Err(format!("--workers: expected a positive number, got {v:?}")),
                 }
             }
-            "--spin" => opts.spin = Some(parse_duration(&value()?)?),
+            "--spin" => opts.spin = Some(crate::duration::parse(&value()?)?),
             _ => return Err(format!("unknown argument {arg:?}")),
         }
     }
     Ok(Some(opts))
-}
-
-/// Parses `50us`-style durations: a whole number and one of `ns`, `us`, `ms`, `s`; a bare `0`
-/// is zero.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let bad = || format!("bad duration {s:?}: expected e.g. 50us (units ns, us, ms, s) or 0");
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: u64 = num.parse().map_err(|_| bad())?;
-    match unit {
-        "" if n == 0 => Ok(Duration::ZERO),
-        "ns" => Ok(Duration::from_nanos(n)),
-        "us" => Ok(Duration::from_micros(n)),
-        "ms" => Ok(Duration::from_millis(n)),
-        "s" => Ok(Duration::from_secs(n)),
-        _ => Err(bad()),
-    }
 }

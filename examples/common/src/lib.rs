@@ -1,0 +1,16 @@
+//! Code shared by spinpark's examples (`examples/`), the `rpc` benchmark and the integration
+//! tests: the echo protocol, the key-value server and its RESP protocol, and command-line
+//! parsing. Not published; a workspace member so that each user links it as a crate instead
+//! of including its files with `#[path]`.
+//!
+//! ```
+//! use std::time::Duration;
+//! assert_eq!(examples_common::duration::parse("250us"), Ok(Duration::from_micros(250)));
+//! assert_eq!(examples_common::echo_proto::frame(b"hi"), [0, 0, 0, 2, b'h', b'i']);
+//! ```
+
+pub mod args;
+pub mod duration;
+pub mod echo_proto;
+pub mod kv;
+pub mod resp;
