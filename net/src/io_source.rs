@@ -9,13 +9,13 @@ use std::task::{ready, Context, Poll};
 use spinpark_executor::coop;
 
 use crate::reactor::{Reactor, Token};
-use crate::source::{Direction, Source};
+use crate::readiness::{Direction, Readiness};
 
 /// A socket `T` registered with a runtime's reactor. Dropping it removes the fd from epoll
 /// first, then closes it (by dropping `T`).
 pub(crate) struct IoSource<T: AsRawFd> {
     io: Option<T>,
-    source: Arc<Source>,
+    readiness: Arc<Readiness>,
     token: Token,
     reactor: Arc<Reactor>,
 }
@@ -35,10 +35,10 @@ impl<T: AsRawFd> IoSource<T> {
 
     fn with_readiness(io: T, assume_ready: bool) -> io::Result<Self> {
         let reactor = Reactor::current()?;
-        let (token, source) = reactor.register(io.as_raw_fd(), assume_ready)?;
+        let (token, readiness) = reactor.register(io.as_raw_fd(), assume_ready)?;
         Ok(Self {
             io: Some(io),
-            source,
+            readiness,
             token,
             reactor,
         })
@@ -71,18 +71,18 @@ impl<T: AsRawFd> IoSource<T> {
     ) -> Poll<io::Result<R>> {
         ready!(coop::poll_proceed(cx));
         loop {
-            let seen = ready!(self.source.poll_ready(dir, cx));
+            let seen = ready!(self.readiness.poll_ready(dir, cx));
             if seen.is_shutdown() {
                 return Poll::Ready(Err(runtime_gone()));
             }
             match op(self.get()) {
                 Ok(r) => {
                     if drained(&r) {
-                        self.source.clear(seen);
+                        self.readiness.clear(seen);
                     }
                     return Poll::Ready(Ok(r));
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.source.clear(seen),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.readiness.clear(seen),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Poll::Ready(Err(e)),
             }
@@ -107,13 +107,13 @@ impl<T: AsRawFd> IoSource<T> {
         dir: Direction,
         op: impl FnOnce(&T) -> io::Result<R>,
     ) -> io::Result<R> {
-        match self.source.ready_now(dir) {
+        match self.readiness.ready_now(dir) {
             None => Err(io::ErrorKind::WouldBlock.into()),
             Some(seen) if seen.is_shutdown() => Err(runtime_gone()),
             Some(seen) => {
                 let r = op(self.get());
                 if matches!(&r, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
-                    self.source.clear(seen);
+                    self.readiness.clear(seen);
                 }
                 r
             }
@@ -122,7 +122,7 @@ impl<T: AsRawFd> IoSource<T> {
 
     /// Waits until the socket may be ready in `dir` (it can still turn out not to be).
     pub(crate) fn poll_ready(&self, dir: Direction, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.source.poll_ready(dir, cx).map(|seen| {
+        self.readiness.poll_ready(dir, cx).map(|seen| {
             if seen.is_shutdown() {
                 Err(runtime_gone())
             } else {
@@ -133,7 +133,7 @@ impl<T: AsRawFd> IoSource<T> {
 
     /// Whether the peer has closed its sending side (end of stream seen by epoll).
     pub(crate) fn read_closed(&self) -> bool {
-        self.source
+        self.readiness
             .ready_now(Direction::Read)
             .is_some_and(|s| s.is_read_closed())
     }

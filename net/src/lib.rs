@@ -31,12 +31,13 @@
 //! * One epoll instance per runtime, created on first use. Each socket is registered once,
 //!   edge-triggered, for reading, writing and peer close; its readiness lives in a word with a
 //!   tick so an edge is never lost between a `WouldBlock` and clearing the bit
-//!   (`source.rs`).
+//!   (`readiness.rs`).
 //! * The reactor is the runtime's [`spinpark_executor::Driver`]: a spinning worker polls it
 //!   without blocking, so a request that arrives while a worker spins is picked up by that
 //!   worker with no thread woken; the last worker to park blocks in `epoll_wait` until the
 //!   next timer (`reactor.rs`).
-//! * Timers live in an ordered map and fire on every reactor turn (`timer.rs`).
+//! * Timers live in an ordered map and fire on every reactor turn (`timers.rs`); the public
+//!   futures built on them are in [`time`] (`time.rs`).
 //! * Each I/O operation takes one unit of the task's cooperative budget, so a task whose
 //!   socket is always ready still lets its neighbours run.
 
@@ -44,16 +45,10 @@
 
 mod io_source;
 mod reactor;
-mod source;
+mod readiness;
 mod sys;
 pub mod tcp;
-mod timer;
+pub mod time;
+mod timers;
 
 pub use tcp::{TcpListener, TcpStream};
-
-/// Timers: `sleep`, `sleep_until`, `timeout`, `interval`.
-pub mod time {
-    pub use crate::timer::{
-        interval, sleep, sleep_until, timeout, Elapsed, Interval, Sleep, Timeout,
-    };
-}

@@ -25,9 +25,9 @@ use std::time::{Duration, Instant};
 
 use spinpark_executor::{Driver, Handle};
 
-use crate::source::{Source, ERROR, READABLE, READ_CLOSED, WRITABLE, WRITE_CLOSED};
+use crate::readiness::{Readiness, ERROR, READABLE, READ_CLOSED, WRITABLE, WRITE_CLOSED};
 use crate::sys::{Epoll, EventFd};
-use crate::timer::Timers;
+use crate::timers::Timers;
 
 /// The epoll token of the eventfd.
 const WAKE_TOKEN: u64 = u64::MAX;
@@ -59,7 +59,7 @@ struct Slab {
 #[derive(Default)]
 struct Entry {
     generation: u32,
-    source: Option<Arc<Source>>,
+    source: Option<Arc<Readiness>>,
 }
 
 /// A source's registration: remove it with [`Reactor::deregister`].
@@ -121,11 +121,11 @@ impl Reactor {
         &self,
         fd: RawFd,
         assume_ready: bool,
-    ) -> io::Result<(Token, Arc<Source>)> {
+    ) -> io::Result<(Token, Arc<Readiness>)> {
         if self.shut_down.load(Ordering::Acquire) {
             return Err(io::Error::other("the spinpark runtime is shutting down"));
         }
-        let source = Arc::new(Source::new(assume_ready));
+        let source = Arc::new(Readiness::new(assume_ready));
         let token = {
             let mut slab = self.slab();
             let index = match slab.free.pop() {
@@ -178,7 +178,7 @@ impl Reactor {
         if n > 0 {
             // Collected under the slab lock, dispatched after it: a woken task may drop a
             // socket, which takes the lock to deregister.
-            let mut ready: [Option<(Arc<Source>, usize)>; EVENTS] = [const { None }; EVENTS];
+            let mut ready: [Option<(Arc<Readiness>, usize)>; EVENTS] = [const { None }; EVENTS];
             {
                 let slab = self.slab();
                 for ev in &events[..n] {
@@ -276,7 +276,11 @@ impl Driver for NetDriver {
         let deadline = r.timers.next_deadline();
         // Publish how long we intend to wait before computing the timeout, so a timer added
         // concurrently with an earlier deadline either is seen by `next_deadline` below or
-        // sees our deadline and unparks us. SeqCst: a store-then-load on both sides.
+        // sees our deadline and unparks us. What orders this is the timer store's mutex, not
+        // the atomic: `timer_added` runs after the insert released that mutex, and
+        // `next_deadline` below takes it after this store. If the insert took it first, we
+        // see the timer; otherwise our store happens-before the insert, hence before
+        // `timer_added`'s load. (SeqCst is stronger than that needs; kept as it was.)
         r.park_deadline.store(
             deadline.map_or(u64::MAX, |d| r.nanos_since_base(d) + 1),
             Ordering::SeqCst,
@@ -294,7 +298,7 @@ impl Driver for NetDriver {
     fn shutdown(&self) {
         let r = &self.0;
         r.shut_down.store(true, Ordering::Release);
-        let sources: Vec<Arc<Source>> = r
+        let sources: Vec<Arc<Readiness>> = r
             .slab()
             .entries
             .iter()

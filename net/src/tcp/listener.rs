@@ -9,9 +9,9 @@ use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use crate::io_source::IoSource;
-use crate::source::Direction;
+use crate::readiness::Direction;
 use crate::tcp::stream::TcpStream;
-use crate::timer::{sleep, Sleep};
+use crate::time::{sleep, Sleep};
 
 /// How long accepting pauses after the process or system ran out of descriptors or memory.
 /// Existing connections keep being served meanwhile; when one closes, the next try succeeds.

@@ -7,7 +7,7 @@ use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::task::{Context, Poll};
 
 use crate::io_source::IoSource;
-use crate::source::Direction;
+use crate::readiness::Direction;
 
 /// A TCP connection.
 ///

@@ -10,97 +10,21 @@
 //! # });
 //! ```
 //!
-//! How it works: the reactor keeps pending timers in an ordered map keyed by (deadline, id).
-//! Every reactor turn (a spinner's poll or the parked worker's `epoll_wait`, whose timeout is
-//! the earliest deadline) fires the timers that are due. A timer is registered on its first
-//! poll and removed when it is dropped, so a cancelled `timeout` costs nothing later. A timer
+//! How it works: a [`Sleep`] registers itself in its runtime's reactor's timer store
+//! (`timers.rs`) on its first poll and removes itself when dropped, so a cancelled `timeout`
+//! costs nothing later. Every reactor turn (a spinner's poll or the parked worker's
+//! `epoll_wait`, whose timeout is the earliest deadline) fires the timers that are due. A timer
 //! fires only once `Instant::now()` has reached its deadline, never before.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use crate::reactor::Reactor;
-
-/// The pending timers of one reactor.
-pub(crate) struct Timers {
-    map: Mutex<BTreeMap<(Instant, u64), Waker>>,
-    next_id: AtomicU64,
-}
-
-impl Timers {
-    pub(crate) fn new() -> Self {
-        Self {
-            map: Mutex::new(BTreeMap::new()),
-            next_id: AtomicU64::new(0),
-        }
-    }
-
-    fn map(&self) -> MutexGuard<'_, BTreeMap<(Instant, u64), Waker>> {
-        // No user code runs under this lock (wakers are woken after it is released).
-        self.map.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Registers (or re-arms with a new waker) a timer; returns its key.
-    fn insert(&self, deadline: Instant, waker: Waker) -> (Instant, u64) {
-        // Relaxed: only uniqueness matters.
-        let key = (deadline, self.next_id.fetch_add(1, Relaxed));
-        self.map().insert(key, waker);
-        key
-    }
-
-    /// Replaces the waker of a registered timer; false if it already fired.
-    fn update(&self, key: (Instant, u64), waker: &Waker) -> bool {
-        match self.map().get_mut(&key) {
-            Some(w) => {
-                if !w.will_wake(waker) {
-                    *w = waker.clone();
-                }
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn remove(&self, key: (Instant, u64)) {
-        let w = self.map().remove(&key);
-        drop(w);
-    }
-
-    /// The earliest pending deadline.
-    pub(crate) fn next_deadline(&self) -> Option<Instant> {
-        self.map().keys().next().map(|k| k.0)
-    }
-
-    /// Wakes every timer whose deadline is at or before `now`; returns how many.
-    pub(crate) fn fire_due(&self, now: Instant) -> usize {
-        let due: Vec<Waker> = {
-            let mut map = self.map();
-            match map.keys().next() {
-                Some(k) if k.0 <= now => {}
-                _ => return 0,
-            }
-            let later = map.split_off(&(now, u64::MAX));
-            std::mem::replace(&mut *map, later).into_values().collect()
-        };
-        let n = due.len();
-        for w in due {
-            w.wake();
-        }
-        n
-    }
-
-    /// Drops every pending timer's waker (runtime shutdown).
-    pub(crate) fn clear(&self) {
-        let all = std::mem::take(&mut *self.map());
-        drop(all);
-    }
-}
+use crate::timers::TimerKey;
 
 /// Waits until `duration` has elapsed.
 ///
@@ -138,7 +62,7 @@ pub struct Sleep {
 
 enum State {
     Unregistered,
-    Registered(Arc<Reactor>, (Instant, u64)),
+    Registered(Arc<Reactor>, TimerKey),
     Done,
 }
 
@@ -257,6 +181,14 @@ pin_project_lite::pin_project! {
         #[pin]
         future: F,
         sleep: Sleep,
+    }
+}
+
+impl<F> fmt::Debug for Timeout<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Timeout")
+            .field("deadline", &self.sleep.deadline())
+            .finish_non_exhaustive()
     }
 }
 

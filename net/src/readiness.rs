@@ -55,7 +55,7 @@ impl Direction {
 }
 
 /// What an operation saw when it was allowed to proceed; hand it back to
-/// [`Source::clear`] after `WouldBlock`.
+/// [`Readiness::clear`] after `WouldBlock`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Seen {
     word: usize,
@@ -80,12 +80,12 @@ struct Waiters {
 }
 
 /// The readiness state of one registered fd. Shared by the reactor and the I/O object.
-pub(crate) struct Source {
+pub(crate) struct Readiness {
     readiness: AtomicUsize,
     waiters: Mutex<Waiters>,
 }
 
-impl Source {
+impl Readiness {
     /// `assume_ready`: a connected socket is assumed ready both ways, so the first operation
     /// just tries (an edge arrives after a `WouldBlock` anyway). A socket that is still
     /// connecting must wait for the kernel's first event instead.

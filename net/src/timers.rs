@@ -1,0 +1,95 @@
+//! The reactor's timer store: pending timers ordered by deadline, and firing the due ones.
+//!
+//! ```text
+//! Sleep::poll  --insert/update-->  Timers  <--fire_due--  every reactor turn
+//!                                     \--next_deadline--> the parked worker's epoll timeout
+//! ```
+//!
+//! The public futures built on it ([`crate::time`]) register a timer on their first poll and
+//! remove it when dropped. Timers live in a `BTreeMap` keyed by (deadline, id) behind one
+//! mutex; wakers are woken after the lock is released, so no user code runs under it.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Mutex, MutexGuard};
+use std::task::Waker;
+use std::time::Instant;
+
+/// A registered timer: its deadline and a unique id (two timers may share a deadline).
+pub(crate) type TimerKey = (Instant, u64);
+
+/// The pending timers of one reactor.
+pub(crate) struct Timers {
+    map: Mutex<BTreeMap<TimerKey, Waker>>,
+    next_id: AtomicU64,
+}
+
+impl Timers {
+    pub(crate) fn new() -> Self {
+        Self {
+            map: Mutex::new(BTreeMap::new()),
+            next_id: AtomicU64::new(0),
+        }
+    }
+
+    fn map(&self) -> MutexGuard<'_, BTreeMap<TimerKey, Waker>> {
+        // No user code runs under this lock (wakers are woken after it is released).
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Registers (or re-arms with a new waker) a timer; returns its key.
+    pub(crate) fn insert(&self, deadline: Instant, waker: Waker) -> TimerKey {
+        // Relaxed: only uniqueness matters.
+        let key = (deadline, self.next_id.fetch_add(1, Relaxed));
+        self.map().insert(key, waker);
+        key
+    }
+
+    /// Replaces the waker of a registered timer; false if it already fired.
+    pub(crate) fn update(&self, key: TimerKey, waker: &Waker) -> bool {
+        match self.map().get_mut(&key) {
+            Some(w) => {
+                if !w.will_wake(waker) {
+                    *w = waker.clone();
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Forgets a timer (its `Sleep` was dropped or reset).
+    pub(crate) fn remove(&self, key: TimerKey) {
+        let w = self.map().remove(&key);
+        drop(w);
+    }
+
+    /// The earliest pending deadline.
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        self.map().keys().next().map(|k| k.0)
+    }
+
+    /// Wakes every timer whose deadline is at or before `now`; returns how many.
+    pub(crate) fn fire_due(&self, now: Instant) -> usize {
+        let due: Vec<Waker> = {
+            let mut map = self.map();
+            match map.keys().next() {
+                Some(k) if k.0 <= now => {}
+                _ => return 0,
+            }
+            let later = map.split_off(&(now, u64::MAX));
+            std::mem::replace(&mut *map, later).into_values().collect()
+        };
+        let n = due.len();
+        for w in due {
+            w.wake();
+        }
+        n
+    }
+
+    /// Drops every pending timer's waker (runtime shutdown).
+    pub(crate) fn clear(&self) {
+        let all = std::mem::take(&mut *self.map());
+        drop(all);
+    }
+}
