@@ -41,7 +41,7 @@
 
 pub use spinpark_executor::{
     spawn, spawn_blocking, yield_now, Builder, Handle, JoinError, JoinHandle, Runtime,
-    RuntimeMetrics, TryCurrentError, WorkerMetrics, DEFAULT_SPIN,
+    RuntimeMetrics, TryCurrentError, WorkerMetrics, YieldNow, DEFAULT_SPIN,
 };
 pub use spinpark_macros::{main, test};
 
@@ -57,7 +57,9 @@ pub mod time {
 
 /// Tasks: spawning, joining, yielding.
 pub mod task {
-    pub use spinpark_executor::{spawn, spawn_blocking, yield_now, JoinError, JoinHandle};
+    pub use spinpark_executor::{
+        spawn, spawn_blocking, yield_now, JoinError, JoinHandle, YieldNow,
+    };
 }
 
 /// The runtime and its configuration and metrics.

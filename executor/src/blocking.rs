@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use async_task::Runnable;
 
 use crate::context;
-use crate::runtime::Handle;
+use crate::handle::Handle;
 
 pub(crate) struct BlockingPool {
     state: Mutex<State>,

@@ -7,7 +7,7 @@
 
 use std::cell::{Cell, RefCell};
 
-use crate::runtime::Handle;
+use crate::handle::Handle;
 use crate::worker::Local;
 
 thread_local! {

@@ -5,6 +5,10 @@
 //! returns `Pending`, so the task goes to the back of its worker's queue (a yield) and the
 //! other tasks there run. Outside a worker (in `block_on`) the budget is unlimited.
 //!
+//! This module is public for I/O types outside this crate (spinpark-net's sockets, an
+//! adapter's, your own): a resource that can be ready on every poll should take part in
+//! budgeting, or a task looping on it starves the other tasks of its worker.
+//!
 //! ```
 //! use std::future::poll_fn;
 //! # let rt = spinpark_executor::Runtime::new().unwrap();
@@ -38,7 +42,7 @@ pub(crate) fn reset() {
 }
 
 /// Takes one unit of the current task's budget, or wakes the task and returns `Pending` when
-/// it is spent.
+/// it is spent (see the module docs for an example).
 pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<()> {
     REMAINING.with(|r| match r.get() {
         None => Poll::Ready(()),

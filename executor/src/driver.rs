@@ -1,11 +1,54 @@
-//! The hook through which an I/O reactor joins the idle protocol.
+//! For reactor authors: the hook through which an I/O reactor joins the idle protocol.
 //!
-//! The executor knows nothing about epoll. A reactor (spinpark-net's) implements [`Driver`]
-//! and installs itself in a runtime with [`crate::Handle::driver_or_install`]; from then on
-//! spinning workers call [`Driver::poll`] without blocking, the last worker to park blocks in
-//! [`Driver::park`], and a producer that needs that worker calls [`Driver::unpark`].
+//! Applications never need this module; it is public so that a reactor in another crate
+//! (spinpark-net's) can plug in.
+//!
+//! ```
+//! use std::any::Any;
+//! use spinpark_executor::driver::{self, Driver};
+//!
+//! struct Quiet;
+//! impl Driver for Quiet {
+//!     fn poll(&self) -> usize { 0 }
+//!     fn park(&self) { std::thread::sleep(std::time::Duration::from_millis(1)) }
+//!     fn unpark(&self) {}
+//!     fn shutdown(&self) {}
+//!     fn as_any(&self) -> &dyn Any { self }
+//! }
+//!
+//! let rt = spinpark_executor::Runtime::new().unwrap();
+//! assert!(driver::get(rt.handle()).is_none());
+//! let d = driver::get_or_install(rt.handle(), || Ok(Box::new(Quiet))).unwrap();
+//! assert!(d.as_any().is::<Quiet>());
+//! assert!(driver::get(rt.handle()).is_some());
+//! ```
+//!
+//! How it works: the executor knows nothing about epoll. A reactor implements [`Driver`] and
+//! installs itself in a runtime with [`get_or_install`]; from then on spinning workers call
+//! [`Driver::poll`] without blocking, the last worker to park blocks in [`Driver::park`], and a
+//! producer that needs that worker calls [`Driver::unpark`].
 
 use std::any::Any;
+use std::io;
+
+use crate::handle::Handle;
+
+/// `handle`'s runtime's I/O driver, building and installing it with `make` if it has none
+/// yet. If two threads race, one driver wins and the other is dropped; both get the winner.
+///
+/// # Errors
+/// Whatever `make` returns.
+pub fn get_or_install(
+    handle: &Handle,
+    make: impl FnOnce() -> io::Result<Box<dyn Driver>>,
+) -> io::Result<&dyn Driver> {
+    handle.shared.driver_or_install(make)
+}
+
+/// `handle`'s runtime's I/O driver, if one is installed.
+pub fn get(handle: &Handle) -> Option<&dyn Driver> {
+    handle.shared.driver.get().map(|d| &**d)
+}
 
 /// An event source polled by the runtime's workers (an epoll reactor with timers).
 ///

@@ -12,21 +12,19 @@
 //! # });
 //! ```
 //!
-//! How it works: every task's future is wrapped in [`Guarded`], which catches a panic from
-//! the future (so it never unwinds into a worker) and checks an abort flag before each poll.
-//! The task's output is thus `Result<T, JoinError>` already; the handle only has to add the
-//! case where the runtime dropped the task before it finished.
+//! How it works: every task's future is wrapped in `tasks.rs`'s `Guarded`, which catches a
+//! panic from the future's poll (so it never unwinds into a worker) and checks an abort flag
+//! before each poll. The task's output is thus `Result<T, JoinError>` already; the handle only
+//! has to add the case where the runtime dropped the task before it finished.
 
 use std::any::Any;
 use std::fmt;
 use std::future::Future;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use crate::tasks::TaskList;
+use crate::tasks::TaskMeta;
 
 /// Why a task did not produce its output.
 pub struct JoinError {
@@ -42,6 +40,12 @@ impl JoinError {
     pub(crate) fn cancelled() -> Self {
         Self {
             repr: Repr::Cancelled,
+        }
+    }
+
+    pub(crate) fn panic(payload: Box<dyn Any + Send + 'static>) -> Self {
+        Self {
+            repr: Repr::Panic(payload),
         }
     }
 
@@ -110,104 +114,6 @@ impl From<JoinError> for std::io::Error {
     }
 }
 
-/// Shared between a task's [`Guarded`] future and its [`JoinHandle`]: the abort flag, and
-/// where the task is listed in its runtime's live-task list (one allocation for both).
-pub(crate) struct TaskMeta {
-    aborted: AtomicBool,
-    /// Blocking-pool closures run to completion in one poll and are never listed.
-    listable: bool,
-    /// The key in `tasks`, or `usize::MAX` while unlisted.
-    key: AtomicUsize,
-    /// The list the task is in, set when it is first listed (so a spawn does not touch the
-    /// list's reference count, a cache line every spawning thread would share).
-    tasks: OnceLock<Arc<TaskList>>,
-}
-
-impl TaskMeta {
-    pub(crate) fn new(listable: bool) -> Arc<Self> {
-        Arc::new(Self {
-            aborted: AtomicBool::new(false),
-            listable,
-            key: AtomicUsize::new(usize::MAX),
-            tasks: OnceLock::new(),
-        })
-    }
-
-    /// Lists the task under `waker` the first time it returns `Pending`. A task that finishes
-    /// in its first poll (most short tasks) never touches the list; one that has not run yet
-    /// sits in a queue, which shutdown drains. Only a task that is waiting somewhere needs
-    /// the list to be found at shutdown.
-    fn list_once(&self, waker: &Waker) {
-        // Relaxed: only the thread polling the task reads or writes the key (async-task's
-        // task state orders successive polls and the final drop of the future).
-        if !self.listable || self.key.load(Ordering::Relaxed) != usize::MAX {
-            return;
-        }
-        // Tasks are polled only by their runtime's workers.
-        let Some(list) = crate::context::with_worker(|w| w.map(|w| w.tasks.clone())) else {
-            return;
-        };
-        self.key
-            .store(list.insert(waker.clone()), Ordering::Relaxed);
-        let _ = self.tasks.set(list);
-    }
-
-    /// The future is being dropped: the task is no longer live.
-    fn unlist(&self) {
-        let key = self.key.swap(usize::MAX, Ordering::Relaxed);
-        if let (Some(t), true) = (self.tasks.get(), key != usize::MAX) {
-            t.remove(key);
-        }
-    }
-}
-
-/// A task's future as the runtime runs it: panics are caught, aborts are honoured.
-pub(crate) struct Guarded<F> {
-    future: F,
-    meta: Arc<TaskMeta>,
-}
-
-impl<F> Guarded<F> {
-    pub(crate) fn new(future: F, meta: Arc<TaskMeta>) -> Self {
-        Self { future, meta }
-    }
-}
-
-impl<F> Drop for Guarded<F> {
-    // Runs when the future is dropped (completed, aborted, or dropped with the runtime),
-    // which is when the task stops being live.
-    fn drop(&mut self) {
-        self.meta.unlist();
-    }
-}
-
-impl<F: Future> Future for Guarded<F> {
-    type Output = Result<F::Output, JoinError>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `future` is structurally pinned: we never move it out of `self` (not even in
-        // `Drop`) and never hand out `&mut F`; `meta` is not pinned and only read through `&`.
-        let this = unsafe { self.get_unchecked_mut() };
-        // Acquire: pairs with the Release in `abort`, though the flag carries no data; any
-        // ordering would be correct, this one is the conventional flag pairing.
-        if this.meta.aborted.load(Ordering::Acquire) {
-            return Poll::Ready(Err(JoinError::cancelled()));
-        }
-        // SAFETY: see above; `future` stays where it is for as long as `self` is pinned.
-        let future = unsafe { Pin::new_unchecked(&mut this.future) };
-        match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
-            Ok(Poll::Pending) => {
-                this.meta.list_once(cx.waker());
-                Poll::Pending
-            }
-            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
-            Err(payload) => Poll::Ready(Err(JoinError {
-                repr: Repr::Panic(payload),
-            })),
-        }
-    }
-}
-
 /// An owned permission to await, abort or detach a spawned task.
 ///
 /// Awaiting it yields the task's output, or a [`JoinError`] if the task panicked, was aborted,
@@ -235,8 +141,7 @@ impl<T> JoinHandle<T> {
     /// Cancels the task: it is not polled again, its future is dropped on the runtime, and the
     /// handle resolves to a cancelled [`JoinError`]. Has no effect on a finished task.
     pub fn abort(&self) {
-        // Release: see `Guarded::poll`.
-        self.meta.aborted.store(true, Ordering::Release);
+        self.meta.abort();
         self.waker.wake_by_ref();
     }
 

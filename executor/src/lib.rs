@@ -22,8 +22,8 @@
 //! * An idle worker spins for a bounded window, then parks on one shared futex word; a
 //!   producer makes a wake syscall only when nobody spins and somebody sleeps, and wakes one.
 //!   The whole protocol, with the argument that no wake-up is lost, is in `idle.rs`.
-//! * An I/O reactor plugs in through [`Driver`]: spinning workers poll it, the last worker to
-//!   park blocks in it.
+//! * An I/O reactor plugs in through [`driver::Driver`]: spinning workers poll it, the last
+//!   worker to park blocks in it.
 //! * [`Runtime::metrics`] counts polls, steals, spins, parks and wake syscalls, so you can see
 //!   why a request did or did not cost a context switch.
 
@@ -44,10 +44,12 @@ macro_rules! not_loom {
 }
 
 not_loom! {
+mod block_on;
 mod blocking;
-pub mod coop;
 mod context;
-mod driver;
+pub mod coop;
+pub mod driver;
+mod handle;
 mod join;
 mod metrics;
 mod runtime;
@@ -57,17 +59,28 @@ mod worker;
 mod yield_now;
 
 pub use driver::Driver;
+pub use handle::{Handle, TryCurrentError};
 pub use join::{JoinError, JoinHandle};
 pub use metrics::{RuntimeMetrics, WorkerMetrics};
-pub use runtime::{Builder, Handle, Runtime, TryCurrentError, DEFAULT_SPIN};
-pub use yield_now::yield_now;
+pub use runtime::{Builder, Runtime, DEFAULT_SPIN};
+pub use yield_now::{yield_now, YieldNow};
 
 use std::future::Future;
 
 /// Spawns a task on the current runtime and returns a handle to await its output.
 ///
-/// On a worker the task goes to that worker's queue (other workers steal it if they are idle);
-/// elsewhere (inside `block_on`, on a blocking thread) to the runtime's global queue.
+/// On a worker the task goes into that worker's LIFO slot and runs next on the same worker (a
+/// task that spawns another often awaits it); a task already in the slot moves to the worker's
+/// queue, where idle workers can steal it. Nobody steals from the LIFO slot. Elsewhere (inside
+/// `block_on`, on a blocking thread) the task goes to the runtime's global queue.
+///
+/// ```
+/// # let rt = spinpark_executor::Runtime::new().unwrap();
+/// # rt.block_on(async {
+/// let task = spinpark_executor::spawn(async { 2 + 2 });
+/// assert_eq!(task.await.unwrap(), 4);
+/// # });
+/// ```
 ///
 /// # Panics
 /// Outside a spinpark runtime, with a message that says so.

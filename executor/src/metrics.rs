@@ -1,22 +1,84 @@
 //! Counters that explain where a runtime's time and wake-ups went.
 //!
+//! ```
+//! let rt = spinpark_executor::Runtime::new().unwrap();
+//! rt.block_on(async { spinpark_executor::spawn(async {}).await.unwrap() });
+//! let m = rt.metrics();
+//! assert_eq!(m.tasks_spawned(), 1);
+//! assert_eq!(m.workers().len(), rt.handle().worker_threads());
+//! assert!(m.total().polls() >= 1);
+//! ```
+//!
 //! Every counter is a relaxed atomic increment on a cache line owned by one worker (or on a
 //! runtime-wide line for events that have no worker), so keeping them costs next to nothing.
-//! A snapshot is read with [`crate::Runtime::metrics`] or [`crate::Handle::metrics`].
+//! A snapshot is read with [`crate::Runtime::metrics`] or [`crate::Handle::metrics`]. The
+//! per-worker counters are listed once, in the `worker_counters!` invocation below, which
+//! generates the atomic counters, their snapshot type, its accessors and the sum.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// One worker's counters, padded to its own cache lines so workers do not share them.
-#[derive(Debug, Default)]
-#[repr(align(128))]
-pub(crate) struct WorkerCounters {
-    pub(crate) polls: AtomicU64,
-    pub(crate) steals: AtomicU64,
-    pub(crate) spins_found_work: AtomicU64,
-    pub(crate) spins_expired: AtomicU64,
-    pub(crate) parks: AtomicU64,
-    pub(crate) wakes: AtomicU64,
-    pub(crate) driver_polls: AtomicU64,
+/// Defines, from one list of names, [`WorkerCounters`] (the atomics a worker bumps),
+/// [`WorkerMetrics`] (their snapshot, with one accessor per counter), the snapshot and the sum.
+macro_rules! worker_counters {
+    ($( $(#[doc = $doc:literal])* $name:ident, )*) => {
+        /// One worker's counters, padded to its own cache lines so workers do not share them.
+        #[derive(Debug, Default)]
+        #[repr(align(128))]
+        pub(crate) struct WorkerCounters {
+            $( pub(crate) $name: AtomicU64, )*
+        }
+
+        /// A point-in-time copy of one worker's counters. Each counter only grows.
+        ///
+        /// ```
+        /// let rt = spinpark_executor::Runtime::new().unwrap();
+        /// rt.block_on(async { spinpark_executor::spawn(async {}).await.unwrap() });
+        /// let total = rt.metrics().total();
+        /// assert!(total.polls() >= 1);
+        /// ```
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        #[non_exhaustive]
+        pub struct WorkerMetrics {
+            $( $name: u64, )*
+        }
+
+        impl WorkerMetrics {
+            $(
+                $(#[doc = $doc])*
+                pub fn $name(&self) -> u64 {
+                    self.$name
+                }
+            )*
+
+            fn plus(self, other: &WorkerMetrics) -> WorkerMetrics {
+                WorkerMetrics { $( $name: self.$name + other.$name, )* }
+            }
+        }
+
+        impl WorkerCounters {
+            pub(crate) fn snapshot(&self) -> WorkerMetrics {
+                WorkerMetrics { $( $name: self.$name.load(Relaxed), )* }
+            }
+        }
+    };
+}
+
+worker_counters! {
+    /// Tasks polled by this worker.
+    polls,
+    /// Times this worker took tasks from another worker's queue.
+    steals,
+    /// Spin windows that ended because work turned up (no context switch needed).
+    spins_found_work,
+    /// Spin windows that ran out, after which the worker parked.
+    spins_expired,
+    /// Times this worker blocked: on the futex, or in the reactor as the last awake worker.
+    parks,
+    /// Wake-ups this worker issued: `FUTEX_WAKE` syscalls, or requests to unpark the
+    /// reactor (which the reactor may coalesce into fewer syscalls).
+    wakes,
+    /// Non-blocking polls of the reactor made by this worker.
+    driver_polls,
 }
 
 /// Runtime-wide counters.
@@ -25,8 +87,20 @@ pub(crate) struct WorkerCounters {
 pub(crate) struct GlobalCounters {
     pub(crate) spawned: AtomicU64,
     pub(crate) remote_schedules: AtomicU64,
-    /// Wake syscalls issued by threads that are not workers.
+    /// Wake-ups issued by threads that are not workers.
     pub(crate) remote_wakes: AtomicU64,
+}
+
+impl GlobalCounters {
+    /// A snapshot of these counters and of the workers' `workers`.
+    pub(crate) fn snapshot(&self, workers: &[WorkerCounters]) -> RuntimeMetrics {
+        RuntimeMetrics {
+            tasks_spawned: self.spawned.load(Relaxed),
+            remote_schedules: self.remote_schedules.load(Relaxed),
+            remote_wakes: self.remote_wakes.load(Relaxed),
+            workers: workers.iter().map(WorkerCounters::snapshot).collect(),
+        }
+    }
 }
 
 pub(crate) fn bump(c: &AtomicU64) {
@@ -34,70 +108,55 @@ pub(crate) fn bump(c: &AtomicU64) {
     c.fetch_add(1, Relaxed);
 }
 
-/// A point-in-time copy of one worker's counters.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct WorkerMetrics {
-    /// Tasks polled by this worker.
-    pub polls: u64,
-    /// Times this worker took tasks from another worker's queue.
-    pub steals: u64,
-    /// Spin windows that ended because work turned up (no context switch needed).
-    pub spins_found_work: u64,
-    /// Spin windows that ran out, after which the worker parked.
-    pub spins_expired: u64,
-    /// Times this worker blocked: on the futex, or in the reactor as the last awake worker.
-    pub parks: u64,
-    /// Wake-ups this worker issued: `FUTEX_WAKE` syscalls, or unparks of the reactor.
-    pub wakes: u64,
-    /// Non-blocking polls of the reactor made by this worker.
-    pub driver_polls: u64,
-}
-
-/// A point-in-time copy of a runtime's counters. Each field only grows.
+/// A point-in-time copy of a runtime's counters. Each counter only grows.
+///
+/// ```
+/// let rt = spinpark_executor::Runtime::new().unwrap();
+/// let m = rt.metrics();
+/// assert_eq!(m.tasks_spawned(), 0);
+/// assert_eq!(m.total().polls(), 0);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RuntimeMetrics {
-    /// Tasks spawned (including `spawn_blocking`).
-    pub tasks_spawned: u64,
-    /// Tasks scheduled from outside the runtime's workers (through the global queue).
-    pub remote_schedules: u64,
-    /// Wake-ups issued by threads that are not workers (spawns and wakes from outside).
-    pub remote_wakes: u64,
-    /// Per worker, in worker index order.
-    pub workers: Vec<WorkerMetrics>,
+    tasks_spawned: u64,
+    remote_schedules: u64,
+    remote_wakes: u64,
+    workers: Vec<WorkerMetrics>,
 }
 
 impl RuntimeMetrics {
+    /// Tasks spawned (including `spawn_blocking`).
+    pub fn tasks_spawned(&self) -> u64 {
+        self.tasks_spawned
+    }
+
+    /// Tasks scheduled from outside the runtime's workers (through the global queue).
+    pub fn remote_schedules(&self) -> u64 {
+        self.remote_schedules
+    }
+
+    /// Wake-ups issued by threads that are not workers (spawns and wakes from outside).
+    pub fn remote_wakes(&self) -> u64 {
+        self.remote_wakes
+    }
+
+    /// Per worker, in worker index order.
+    pub fn workers(&self) -> &[WorkerMetrics] {
+        &self.workers
+    }
+
     /// The sum of all workers' counters.
     pub fn total(&self) -> WorkerMetrics {
         self.workers
             .iter()
-            .fold(WorkerMetrics::default(), |a, w| WorkerMetrics {
-                polls: a.polls + w.polls,
-                steals: a.steals + w.steals,
-                spins_found_work: a.spins_found_work + w.spins_found_work,
-                spins_expired: a.spins_expired + w.spins_expired,
-                parks: a.parks + w.parks,
-                wakes: a.wakes + w.wakes,
-                driver_polls: a.driver_polls + w.driver_polls,
-            })
+            .fold(WorkerMetrics::default(), |a, w| a.plus(w))
     }
 
-    /// Every wake-up syscall or reactor unpark issued, by workers and by other threads.
-    pub fn wake_syscalls(&self) -> u64 {
+    /// Every wake-up issued, by workers and by other threads: `FUTEX_WAKE` syscalls plus
+    /// requests to unpark the reactor. The reactor coalesces concurrent unpark requests into
+    /// one eventfd write, so this is an upper bound on the wake syscalls actually made.
+    pub fn wakes(&self) -> u64 {
         self.remote_wakes + self.total().wakes
-    }
-}
-
-impl WorkerCounters {
-    pub(crate) fn snapshot(&self) -> WorkerMetrics {
-        WorkerMetrics {
-            polls: self.polls.load(Relaxed),
-            steals: self.steals.load(Relaxed),
-            spins_found_work: self.spins_found_work.load(Relaxed),
-            spins_expired: self.spins_expired.load(Relaxed),
-            parks: self.parks.load(Relaxed),
-            wakes: self.wakes.load(Relaxed),
-            driver_polls: self.driver_polls.load(Relaxed),
-        }
     }
 }

@@ -1,4 +1,4 @@
-//! [`Builder`], [`Runtime`] and [`Handle`]: starting, using and stopping a runtime.
+//! [`Builder`] and [`Runtime`]: starting, using and stopping a runtime.
 //!
 //! ```
 //! use std::time::Duration;
@@ -22,23 +22,20 @@
 use std::fmt;
 use std::future::Future;
 use std::io;
-use std::pin::pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
-use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 use std::time::Duration;
 
 use crossbeam_deque::{Injector, Worker};
 
 use crate::blocking::BlockingPool;
-use crate::context;
-use crate::driver::Driver;
 use crate::futex::SysFutex;
+use crate::handle::Handle;
 use crate::idle::{Sleepers, SpinPolicy, MAX_WORKERS};
-use crate::join::{Guarded, JoinHandle, TaskMeta};
+use crate::join::JoinHandle;
 use crate::metrics::{GlobalCounters, RuntimeMetrics, WorkerCounters};
-use crate::scheduler::{Shared, ThreadHook};
+use crate::scheduler::{steal_retrying, Shared, ThreadHook};
 use crate::tasks::TaskList;
 
 /// The default spin window.
@@ -104,9 +101,6 @@ impl Builder {
 
     /// How long an idle worker spins looking for work before it parks. `Duration::ZERO`
     /// turns spinning off: an idle worker scans the queues once, then parks.
-    ///
-    /// Written as a string (for the macros' `spin = "..."`), a duration is a number followed
-    /// by one of the units `ns`, `us`, `ms`, `s`, or `0`.
     pub fn spin(mut self, window: Duration) -> Self {
         self.spin = window;
         self
@@ -285,8 +279,9 @@ impl Runtime {
                 // Dropped from inside one of its own tasks: that worker exits by itself.
                 continue;
             }
-            // A worker never panics (task panics are caught); if one did, there is nothing
-            // more to do for it here.
+            // A panic in a task's poll is caught, but one in a task's destructor or in a
+            // thread hook (`on_thread_start`/`on_thread_stop`) unwinds its worker; the panic
+            // was reported when it happened and there is nothing more to do for it here.
             let _ = t.join();
         }
         // Wakers held by the reactor (I/O, timers) keep their tasks alive; drop them so those
@@ -297,213 +292,15 @@ impl Runtime {
         // Every task still alive waits on something outside the queues; waking it now drops
         // it (see `Shared::schedule`).
         shared.tasks.wake_all();
-        while let Some(r) = steal_one(&shared.injector) {
+        while let Some(r) = steal_retrying(|| shared.injector.steal()) {
             drop(r);
         }
         shared.blocking.shutdown(blocking_timeout);
     }
 }
 
-fn steal_one<T>(injector: &Injector<T>) -> Option<T> {
-    loop {
-        match injector.steal() {
-            crossbeam_deque::Steal::Success(t) => return Some(t),
-            crossbeam_deque::Steal::Empty => return None,
-            crossbeam_deque::Steal::Retry => {}
-        }
-    }
-}
-
 impl Drop for Runtime {
     fn drop(&mut self) {
         self.shutdown(None);
-    }
-}
-
-/// A handle to a runtime: spawn onto it, enter it, read its metrics. Clones are cheap.
-#[derive(Clone)]
-pub struct Handle {
-    pub(crate) shared: Arc<Shared>,
-}
-
-impl fmt::Debug for Handle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Handle")
-            .field("workers", &self.shared.stealers.len())
-            .finish()
-    }
-}
-
-impl Handle {
-    /// The handle of the runtime the current thread is in.
-    ///
-    /// # Panics
-    /// Outside a runtime; see [`Handle::try_current`].
-    #[track_caller]
-    pub fn current() -> Handle {
-        Self::try_current().expect(
-            "there is no spinpark runtime here: call this from a task, from inside \
-             Runtime::block_on, or from #[spinpark::main]",
-        )
-    }
-
-    /// The handle of the runtime the current thread is in, or an error outside one.
-    pub fn try_current() -> Result<Handle, TryCurrentError> {
-        context::current().ok_or(TryCurrentError(()))
-    }
-
-    /// Spawns a task on this runtime; see [`crate::spawn`].
-    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        let meta = TaskMeta::new(true);
-        let shared = self.shared.clone();
-        let guarded = Guarded::new(future, meta.clone());
-        let (runnable, task) = async_task::Builder::new().spawn(
-            move |()| guarded,
-            async_task::WithInfo(move |r, info: async_task::ScheduleInfo| {
-                shared.schedule(r, info.woken_while_running)
-            }),
-        );
-        let waker = runnable.waker();
-        self.shared.schedule_new(runnable);
-        JoinHandle::new(task, meta, waker)
-    }
-
-    /// Runs a blocking closure on the blocking pool; see [`crate::spawn_blocking`].
-    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
-    where
-        F: FnOnce() -> R + Send + 'static,
-        R: Send + 'static,
-    {
-        let meta = TaskMeta::new(false);
-        let handle = self.clone();
-        let guarded = Guarded::new(
-            {
-                let mut f = Some(f);
-                std::future::poll_fn(move |_| Poll::Ready(f.take().expect("polled once")()))
-            },
-            meta.clone(),
-        );
-        let (runnable, task) = async_task::spawn(guarded, move |r| {
-            handle.shared.blocking.schedule(r, &handle)
-        });
-        let waker = runnable.waker();
-        crate::metrics::bump(&self.shared.global.spawned);
-        runnable.schedule();
-        JoinHandle::new(task, meta, waker)
-    }
-
-    /// Runs `future` to completion on the current thread; see [`Runtime::block_on`].
-    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        assert!(
-            !context::block_on_forbidden(),
-            "Runtime::block_on called from inside a spinpark runtime (a task, a blocking-pool \
-             thread, or another block_on): that would block a thread the runtime needs. \
-             Use `.await` instead, or spawn_blocking to run blocking code."
-        );
-        let _enter = context::enter(self.clone(), true);
-        let signal = Arc::new(ThreadSignal {
-            thread: thread::current(),
-            notified: AtomicBool::new(false),
-        });
-        let waker = Waker::from(signal.clone());
-        let mut cx = Context::from_waker(&waker);
-        let mut future = pin!(future);
-        loop {
-            if let Poll::Ready(v) = future.as_mut().poll(&mut cx) {
-                return v;
-            }
-            // Acquire: pairs with the Release in `wake`, so what the waker published before
-            // waking us is visible when we poll again.
-            while !signal.notified.swap(false, Ordering::Acquire) {
-                thread::park();
-            }
-        }
-    }
-
-    /// A snapshot of this runtime's counters.
-    pub fn metrics(&self) -> RuntimeMetrics {
-        let s = &self.shared;
-        use std::sync::atomic::Ordering::Relaxed;
-        RuntimeMetrics {
-            tasks_spawned: s.global.spawned.load(Relaxed),
-            remote_schedules: s.global.remote_schedules.load(Relaxed),
-            remote_wakes: s.global.remote_wakes.load(Relaxed),
-            workers: s.counters.iter().map(WorkerCounters::snapshot).collect(),
-        }
-    }
-
-    /// The number of worker threads.
-    pub fn worker_threads(&self) -> usize {
-        self.shared.stealers.len()
-    }
-
-    /// The number of tasks that are waiting: polled at least once, returned `Pending`, and not
-    /// finished (or dropped) since. Tasks queued but never polled are not counted.
-    pub fn live_tasks(&self) -> usize {
-        self.shared.tasks.len()
-    }
-
-    /// The number of `spawn_blocking` threads alive now.
-    pub fn blocking_threads(&self) -> usize {
-        self.shared.blocking.threads()
-    }
-
-    /// This runtime's I/O driver, building and installing it with `make` if it has none yet.
-    /// This is how a reactor (spinpark-net's) joins the runtime; applications do not call it.
-    pub fn driver_or_install(
-        &self,
-        make: impl FnOnce() -> io::Result<Box<dyn Driver>>,
-    ) -> io::Result<&dyn Driver> {
-        self.shared.driver_or_install(make)
-    }
-
-    /// This runtime's I/O driver, if one is installed.
-    pub fn driver(&self) -> Option<&dyn Driver> {
-        self.shared.driver.get().map(|d| &**d)
-    }
-
-    /// Whether the runtime is shutting down (or shut down).
-    pub fn is_shutdown(&self) -> bool {
-        self.shared.sleepers.is_shutdown()
-    }
-
-    /// The idle state now: (workers parked on the futex, workers spinning, whether a worker
-    /// is parked in the driver). For diagnostics and tests.
-    pub fn idle_state(&self) -> (u32, u32, bool) {
-        self.shared.sleepers.snapshot()
-    }
-}
-
-/// Returned by [`Handle::try_current`] outside a runtime.
-#[derive(Debug)]
-pub struct TryCurrentError(());
-
-impl fmt::Display for TryCurrentError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("there is no spinpark runtime on this thread")
-    }
-}
-
-impl std::error::Error for TryCurrentError {}
-
-struct ThreadSignal {
-    thread: thread::Thread,
-    notified: AtomicBool,
-}
-
-impl Wake for ThreadSignal {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        // Release: see `block_on`.
-        if !self.notified.swap(true, Ordering::Release) {
-            self.thread.unpark();
-        }
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! A task woken on one of this runtime's workers goes to that worker: into its LIFO slot (the
 //! task the running task just woke is usually the one that should run next, while its data is
-//! still in cache), or, if it yielded, to the back of its local queue. A task spawned on a
+//! still in cache), or, if it woke itself while running (it yielded, or spent its
+//! cooperative budget), to the back of its local queue. A task spawned on a
 //! worker is treated the same way (tokio does likewise). Anything else (spawns and wakes from other
 //! threads) goes to the global injector. Every push that another worker may need to pick up is
 //! followed by [`Shared::notify`], which wakes a parked worker only if nobody is spinning; the
@@ -12,7 +13,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::OnceLock;
 
 use async_task::Runnable;
-use crossbeam_deque::{Injector, Stealer};
+use crossbeam_deque::{Injector, Steal, Stealer};
 
 use crate::blocking::BlockingPool;
 use crate::context;
@@ -40,8 +41,11 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// Schedules a task that was woken. `yielded`: it woke itself while running.
-    pub(crate) fn schedule(&self, runnable: Runnable, yielded: bool) {
+    /// Schedules a task that was woken. `woken_while_running`: the task's waker was woken
+    /// during the task's own poll (`yield_now`, a spent cooperative budget, or any future
+    /// that wakes itself and returns `Pending`); such a task goes behind the queued ones
+    /// instead of into the LIFO slot.
+    pub(crate) fn schedule(&self, runnable: Runnable, woken_while_running: bool) {
         if self.sleepers.is_shutdown() {
             // Dropping a runnable drops its future: the runtime is gone, nobody will run it.
             drop(runnable);
@@ -49,7 +53,7 @@ impl Shared {
         }
         context::with_worker(|local| match local {
             Some(local) if local.belongs_to(self) => {
-                if yielded {
+                if woken_while_running {
                     local.queue.push(runnable);
                     self.notify_from(Some(local.index));
                 } else if let Some(prev) = local.lifo.replace(Some(runnable)) {
@@ -112,5 +116,17 @@ impl Shared {
             self.notify_from(None);
         }
         Ok(&**self.driver.get().expect("just installed"))
+    }
+}
+
+/// Runs `steal` until it gives a definite answer: crossbeam's `Steal::Retry` means another
+/// thread raced us on the same queue and trying again may succeed.
+pub(crate) fn steal_retrying<T>(mut steal: impl FnMut() -> Steal<T>) -> Option<T> {
+    loop {
+        match steal() {
+            Steal::Success(t) => return Some(t),
+            Steal::Empty => return None,
+            Steal::Retry => std::hint::spin_loop(),
+        }
     }
 }

@@ -1,16 +1,182 @@
-//! The list of a runtime's live tasks, so that shutting down can drop every one of them.
+//! Task bookkeeping: building a task ([`spawn`], [`spawn_blocking`]), the wrapper every
+//! task's future runs in ([`Guarded`]), and the list of a runtime's live tasks, so that
+//! shutting down can drop every one of them.
+//!
+//! ```
+//! let rt = spinpark_executor::Runtime::new().unwrap();
+//! let waiting = rt.spawn(std::future::pending::<()>());
+//! drop(rt); // shutdown drops the waiting task
+//! assert!(futures_util::FutureExt::now_or_never(waiting).unwrap().unwrap_err().is_cancelled());
+//! ```
+//!
+//! How it works: a task is an `async_task` runnable whose future is wrapped in [`Guarded`]
+//! (panics caught, aborts honoured) and whose schedule function is [`Shared::schedule`].
 //!
 //! A task that waits on something outside the runtime's queues (a channel, a timer, a waker
 //! someone stashed) is reachable only through its waker. The runtime keeps one waker per
-//! waiting task here (a task is listed the first time it returns `Pending`; one that is queued
-//! is dropped with its queue); shutting down wakes them all, and a wake after shutdown drops the task's future
-//! instead of queueing it. A task removes itself when its future is dropped (it completed, was
-//! aborted, or was dropped). The list is sharded so spawns on different threads rarely meet on
-//! a lock.
+//! waiting task in a [`TaskList`] (a task is listed the first time it returns `Pending`; one
+//! that is queued is dropped with its queue); shutting down wakes them all, and a wake after
+//! shutdown drops the task's future instead of queueing it. A task removes itself when its
+//! future is dropped (it completed, was aborted, or was dropped). The list is sharded so
+//! spawns on different threads rarely meet on a lock.
 
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::Mutex;
-use std::task::Waker;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll, Waker};
+
+use crate::handle::Handle;
+use crate::join::{JoinError, JoinHandle};
+use crate::scheduler::Shared;
+
+/// Builds a task for `future` and schedules it on `shared`'s runtime; see [`crate::spawn`].
+pub(crate) fn spawn<F>(shared: &Arc<Shared>, future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let meta = TaskMeta::new(true);
+    let schedule_on = shared.clone();
+    let guarded = Guarded::new(future, meta.clone());
+    let (runnable, task) = async_task::Builder::new().spawn(
+        move |()| guarded,
+        async_task::WithInfo(move |r, info: async_task::ScheduleInfo| {
+            schedule_on.schedule(r, info.woken_while_running)
+        }),
+    );
+    let waker = runnable.waker();
+    shared.schedule_new(runnable);
+    JoinHandle::new(task, meta, waker)
+}
+
+/// Builds a task that runs `f` once on `handle`'s blocking pool; see
+/// [`crate::spawn_blocking`].
+pub(crate) fn spawn_blocking<F, R>(handle: &Handle, f: F) -> JoinHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let meta = TaskMeta::new(false);
+    let pool_handle = handle.clone();
+    let guarded = Guarded::new(
+        {
+            let mut f = Some(f);
+            std::future::poll_fn(move |_| Poll::Ready(f.take().expect("polled once")()))
+        },
+        meta.clone(),
+    );
+    let (runnable, task) = async_task::spawn(guarded, move |r| {
+        pool_handle.shared.blocking.schedule(r, &pool_handle)
+    });
+    let waker = runnable.waker();
+    crate::metrics::bump(&handle.shared.global.spawned);
+    runnable.schedule();
+    JoinHandle::new(task, meta, waker)
+}
+
+/// Shared between a task's [`Guarded`] future and its [`JoinHandle`]: the abort flag, and
+/// where the task is listed in its runtime's live-task list (one allocation for both).
+pub(crate) struct TaskMeta {
+    aborted: AtomicBool,
+    /// Blocking-pool closures run to completion in one poll and are never listed.
+    listable: bool,
+    /// The key in `tasks`, or `usize::MAX` while unlisted.
+    key: AtomicUsize,
+    /// The list the task is in, set when it is first listed (so a spawn does not touch the
+    /// list's reference count, a cache line every spawning thread would share).
+    tasks: OnceLock<Arc<TaskList>>,
+}
+
+impl TaskMeta {
+    pub(crate) fn new(listable: bool) -> Arc<Self> {
+        Arc::new(Self {
+            aborted: AtomicBool::new(false),
+            listable,
+            key: AtomicUsize::new(usize::MAX),
+            tasks: OnceLock::new(),
+        })
+    }
+
+    /// Lists the task under `waker` the first time it returns `Pending`. A task that finishes
+    /// in its first poll (most short tasks) never touches the list; one that has not run yet
+    /// sits in a queue, which shutdown drains. Only a task that is waiting somewhere needs
+    /// the list to be found at shutdown.
+    fn list_once(&self, waker: &Waker) {
+        // Relaxed: only the thread polling the task reads or writes the key (async-task's
+        // task state orders successive polls and the final drop of the future).
+        if !self.listable || self.key.load(Ordering::Relaxed) != usize::MAX {
+            return;
+        }
+        // Tasks are polled only by their runtime's workers.
+        let Some(list) = crate::context::with_worker(|w| w.map(|w| w.tasks.clone())) else {
+            return;
+        };
+        self.key
+            .store(list.insert(waker.clone()), Ordering::Relaxed);
+        let _ = self.tasks.set(list);
+    }
+
+    /// Marks the task aborted: its next poll returns a cancelled [`JoinError`].
+    pub(crate) fn abort(&self) {
+        // Release: see `Guarded::poll`.
+        self.aborted.store(true, Ordering::Release);
+    }
+
+    /// The future is being dropped: the task is no longer live.
+    fn unlist(&self) {
+        let key = self.key.swap(usize::MAX, Ordering::Relaxed);
+        if let (Some(t), true) = (self.tasks.get(), key != usize::MAX) {
+            t.remove(key);
+        }
+    }
+}
+
+/// A task's future as the runtime runs it: panics are caught, aborts are honoured.
+pub(crate) struct Guarded<F> {
+    future: F,
+    meta: Arc<TaskMeta>,
+}
+
+impl<F> Guarded<F> {
+    pub(crate) fn new(future: F, meta: Arc<TaskMeta>) -> Self {
+        Self { future, meta }
+    }
+}
+
+impl<F> Drop for Guarded<F> {
+    // Runs when the future is dropped (completed, aborted, or dropped with the runtime),
+    // which is when the task stops being live.
+    fn drop(&mut self) {
+        self.meta.unlist();
+    }
+}
+
+impl<F: Future> Future for Guarded<F> {
+    type Output = Result<F::Output, JoinError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: `future` is structurally pinned: we never move it out of `self` (not even in
+        // `Drop`) and never hand out `&mut F`; `meta` is not pinned and only read through `&`.
+        let this = unsafe { self.get_unchecked_mut() };
+        // Acquire: pairs with the Release in `abort`, though the flag carries no data; any
+        // ordering would be correct, this one is the conventional flag pairing.
+        if this.meta.aborted.load(Ordering::Acquire) {
+            return Poll::Ready(Err(JoinError::cancelled()));
+        }
+        // SAFETY: see above; `future` stays where it is for as long as `self` is pinned.
+        let future = unsafe { Pin::new_unchecked(&mut this.future) };
+        match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+            Ok(Poll::Pending) => {
+                this.meta.list_once(cx.waker());
+                Poll::Pending
+            }
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Err(payload) => Poll::Ready(Err(JoinError::panic(payload))),
+        }
+    }
+}
 
 const SHARDS: usize = 16;
 

@@ -19,10 +19,10 @@ use async_task::Runnable;
 use crossbeam_deque::{Steal, Worker};
 
 use crate::context;
+use crate::handle::Handle;
 use crate::idle::Parked;
 use crate::metrics::bump;
-use crate::runtime::Handle;
-use crate::scheduler::{Shared, ThreadHook};
+use crate::scheduler::{steal_retrying, Shared, ThreadHook};
 
 /// How many tasks run between checks of the injector and of the reactor.
 const GLOBAL_INTERVAL: u32 = 61;
@@ -113,8 +113,8 @@ impl WorkerRef<'_> {
         let tick = self.local.tick.get().wrapping_add(1);
         self.local.tick.set(tick);
         crate::coop::reset();
-        // A panic inside the task's future is caught by `Guarded`; `run` itself does not
-        // unwind otherwise.
+        // A panic inside the task's poll is caught by `Guarded`; one in the future's
+        // destructor (run here when the task completes or is aborted) unwinds this worker.
         task.run();
         if tick % GLOBAL_INTERVAL == 0 {
             self.poll_driver();
@@ -147,13 +147,7 @@ impl WorkerRef<'_> {
     }
 
     fn steal_injector(&self) -> Option<Runnable> {
-        loop {
-            match self.shared.injector.steal_batch_and_pop(&self.local.queue) {
-                Steal::Success(t) => return Some(t),
-                Steal::Empty => return None,
-                Steal::Retry => std::hint::spin_loop(),
-            }
-        }
+        steal_retrying(|| self.shared.injector.steal_batch_and_pop(&self.local.queue))
     }
 
     fn steal_others(&self) -> Option<Runnable> {

@@ -12,7 +12,7 @@
 //! stale and dropped: it can never touch freed memory or wake the new socket's task.
 //!
 //! The reactor is created the first time a runtime needs it (the first socket or timer), with
-//! [`spinpark_executor::Handle::driver_or_install`]; a runtime that never does I/O has no epoll
+//! [`spinpark_executor::driver::get_or_install`]; a runtime that never does I/O has no epoll
 //! fd at all.
 
 use std::any::Any;
@@ -23,7 +23,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use spinpark_executor::{Driver, Handle};
+use spinpark_executor::driver::{self, Driver};
+use spinpark_executor::Handle;
 
 use crate::readiness::{Readiness, ERROR, READABLE, READ_CLOSED, WRITABLE, WRITE_CLOSED};
 use crate::sys::{Epoll, EventFd};
@@ -83,7 +84,7 @@ impl Reactor {
 
     /// The reactor of `handle`'s runtime, created and installed on first use.
     pub(crate) fn of(handle: &Handle) -> io::Result<Arc<Reactor>> {
-        let driver = handle.driver_or_install(|| {
+        let driver = driver::get_or_install(handle, || {
             let r = Reactor::new()?;
             Ok(Box::new(NetDriver(Arc::new(r))))
         })?;

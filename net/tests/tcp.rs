@@ -111,7 +111,7 @@ fn a_thousand_concurrent_connections_every_byte_verified() {
     }));
     let m = rt.metrics();
     assert!(
-        m.workers.iter().all(|w| w.polls > 0),
+        m.workers().iter().all(|w| w.polls() > 0),
         "work spread over both workers: {m:?}"
     );
 }
@@ -353,7 +353,7 @@ fn io_wakes_workers_that_are_all_parked() {
         c.read_exact(&mut back).expect("echo never came back");
         assert_eq!(back, [round; 3]);
     }
-    assert!(rt.metrics().total().parks > 0);
+    assert!(rt.metrics().total().parks() > 0);
     server.abort();
 }
 

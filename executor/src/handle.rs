@@ -1,0 +1,134 @@
+//! [`Handle`]: a cheap, clonable reference to a runtime's shared state, to spawn onto it and
+//! read its metrics from anywhere.
+//!
+//! ```
+//! let rt = spinpark_executor::Runtime::new().unwrap();
+//! let handle = rt.handle().clone();
+//! let from_thread = std::thread::spawn(move || handle.block_on(handle.spawn(async { 7 })));
+//! assert_eq!(from_thread.join().unwrap().unwrap(), 7);
+//! ```
+//!
+//! How it works: a `Handle` is an `Arc` of the scheduler's [`Shared`] state; every worker,
+//! blocking-pool thread and `block_on` caller holds one, and the thread-local context
+//! (`context.rs`) makes one current.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use crate::context;
+use crate::join::JoinHandle;
+use crate::metrics::RuntimeMetrics;
+use crate::scheduler::Shared;
+
+/// A handle to a runtime: spawn onto it, enter it, read its metrics. Clones are cheap.
+///
+/// ```
+/// let rt = spinpark_executor::Runtime::new().unwrap();
+/// let handle = rt.handle();
+/// assert_eq!(rt.block_on(handle.spawn(async { 1 + 1 })).unwrap(), 2);
+/// assert!(handle.worker_threads() >= 1);
+/// ```
+#[derive(Clone)]
+pub struct Handle {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl fmt::Debug for Handle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handle")
+            .field("workers", &self.shared.stealers.len())
+            .finish()
+    }
+}
+
+impl Handle {
+    /// The handle of the runtime the current thread is in.
+    ///
+    /// # Panics
+    /// Outside a runtime; see [`Handle::try_current`].
+    #[track_caller]
+    pub fn current() -> Handle {
+        Self::try_current().expect(
+            "there is no spinpark runtime here: call this from a task, from inside \
+             Runtime::block_on, or from #[spinpark::main]",
+        )
+    }
+
+    /// The handle of the runtime the current thread is in, or an error outside one.
+    pub fn try_current() -> Result<Handle, TryCurrentError> {
+        context::current().ok_or(TryCurrentError(()))
+    }
+
+    /// Spawns a task on this runtime; see [`crate::spawn`].
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        crate::tasks::spawn(&self.shared, future)
+    }
+
+    /// Runs a blocking closure on the blocking pool; see [`crate::spawn_blocking`].
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        crate::tasks::spawn_blocking(self, f)
+    }
+
+    /// Runs `future` to completion on the current thread; see [`crate::Runtime::block_on`].
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        crate::block_on::block_on(self, future)
+    }
+
+    /// A snapshot of this runtime's counters.
+    pub fn metrics(&self) -> RuntimeMetrics {
+        self.shared.global.snapshot(&self.shared.counters)
+    }
+
+    /// The number of worker threads.
+    pub fn worker_threads(&self) -> usize {
+        self.shared.stealers.len()
+    }
+
+    /// The number of tasks that are waiting: polled at least once, returned `Pending`, and not
+    /// finished (or dropped) since. Tasks queued but never polled are not counted.
+    pub fn live_tasks(&self) -> usize {
+        self.shared.tasks.len()
+    }
+
+    /// The number of `spawn_blocking` threads alive now.
+    pub fn blocking_threads(&self) -> usize {
+        self.shared.blocking.threads()
+    }
+
+    /// Whether the runtime is shutting down (or shut down).
+    pub fn is_shutdown(&self) -> bool {
+        self.shared.sleepers.is_shutdown()
+    }
+
+    /// The idle state now: (workers parked on the futex, workers spinning, whether a worker
+    /// is parked in the driver). For this workspace's tests only: not part of the API.
+    #[doc(hidden)]
+    pub fn idle_state(&self) -> (u32, u32, bool) {
+        self.shared.sleepers.snapshot()
+    }
+}
+
+/// Returned by [`Handle::try_current`] outside a runtime.
+///
+/// ```
+/// assert!(spinpark_executor::Handle::try_current().is_err());
+/// ```
+#[derive(Debug)]
+pub struct TryCurrentError(());
+
+impl fmt::Display for TryCurrentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("there is no spinpark runtime on this thread")
+    }
+}
+
+impl std::error::Error for TryCurrentError {}
