@@ -38,6 +38,8 @@
 //! `spinpark-net` (epoll reactor, TCP, timers) and `spinpark-macros`.
 
 #![warn(missing_docs)]
+#![warn(missing_debug_implementations, unreachable_pub)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub use spinpark_executor::{
     spawn, spawn_blocking, yield_now, Builder, Handle, JoinError, JoinHandle, Runtime,

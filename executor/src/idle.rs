@@ -135,7 +135,7 @@ const SHUTDOWN: u32 = 1 << 19;
 const EPOCH_ONE: u32 = 1 << 20;
 
 /// The most workers the word can count.
-pub const MAX_WORKERS: usize = SLEEPERS_MASK as usize;
+pub(crate) const MAX_WORKERS: usize = SLEEPERS_MASK as usize;
 
 fn sleepers(w: u32) -> u32 {
     w & SLEEPERS_MASK

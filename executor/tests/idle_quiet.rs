@@ -28,10 +28,8 @@ fn an_idle_two_worker_runtime_uses_under_five_percent_of_a_core() {
         .on_thread_start(move || {
             let mut clock: libc::clockid_t = 0;
             // SAFETY: asks for the CPU clock of the calling thread into a valid out-pointer.
-            assert_eq!(
-                unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) },
-                0
-            );
+            let rc = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) };
+            assert_eq!(rc, 0);
             c.lock().unwrap().push(clock);
         })
         .build()

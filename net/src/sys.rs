@@ -32,9 +32,8 @@ impl Epoll {
             "epoll_create1".into()
         })?;
         // SAFETY: `fd` was just returned by the kernel and is owned by nobody else.
-        Ok(Self {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
-        })
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(Self { fd })
     }
 
     /// Registers `fd` for all events, edge-triggered, with `token` as its event data.
@@ -118,9 +117,8 @@ impl EventFd {
             || "eventfd".into(),
         )?;
         // SAFETY: just created, owned by nobody else.
-        Ok(Self {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
-        })
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(Self { fd })
     }
 
     pub(crate) fn raw(&self) -> RawFd {

@@ -58,6 +58,7 @@ where
 }
 
 /// A blocking client connection, for load generators and tests.
+#[derive(Debug)]
 pub struct Client {
     stream: std::net::TcpStream,
     buf: Vec<u8>,
