@@ -84,6 +84,8 @@ struct Options {
     /// Rounds per layout (colocated runs at least [`COLOCATED_ROUNDS`]).
     rounds: usize,
     workers: usize,
+    /// Whether `--workers` was given (the sweep otherwise runs one worker per server CPU).
+    workers_given: bool,
     spin: Option<Duration>,
     layouts: Option<Layouts>,
     /// Run only the modes whose name contains one of these (comma-separated `--only`); also
@@ -132,6 +134,7 @@ fn main() {
         docs: false,
         rounds: 3,
         workers: 2,
+        workers_given: false,
         spin: None,
         layouts: None,
         only: Vec::new(),
@@ -151,15 +154,19 @@ fn main() {
             _ => usage_error(format!("{name}: expected a positive number, got {v:?}")),
         }
     };
-    let duration =
-        |v: &str, name: &str| parse_duration(v).unwrap_or_else(|e| usage_error(format!("{name}: {e}")));
+    let duration = |v: &str, name: &str| {
+        parse_duration(v).unwrap_or_else(|e| usage_error(format!("{name}: {e}")))
+    };
     while let Some(a) = it.next() {
         match a.as_str() {
             "--quick" => opts.quick = true,
             "--docs" => opts.docs = true,
             "--deadline" => opts.deadline = true,
             "--rounds" => opts.rounds = number(value(&mut it, a), a),
-            "--workers" => opts.workers = number(value(&mut it, a), a),
+            "--workers" => {
+                opts.workers = number(value(&mut it, a), a);
+                opts.workers_given = true;
+            }
             "--spin" => opts.spin = Some(duration(&value(&mut it, a), a)),
             "--serve" => serve = Some(value(&mut it, a)),
             "--only" => {
@@ -302,7 +309,13 @@ fn run(opts: &Options) {
                     .into_iter()
                     .filter(|m| m.name() != "sync T=1")
                     .collect();
-                plans.push(plan(opts, layout, workers, modes, ", per-request deadlines"));
+                plans.push(plan(
+                    opts,
+                    layout,
+                    workers,
+                    modes,
+                    ", per-request deadlines",
+                ));
             }
         }
     }
@@ -312,7 +325,13 @@ fn run(opts: &Options) {
             .map(|w| parse_duration(w).unwrap())
             .collect()
     });
-    let sweep_plan = sweep.then(|| sweep::plan(&windows, opts.workers, opts.rounds, opts.quick));
+    let sweep_plan = sweep.then(|| {
+        let workers = match (opts.workers_given, Layout::remote()) {
+            (false, Some(l)) => l.server_cpus().len(),
+            _ => opts.workers,
+        };
+        sweep::plan(&windows, workers, opts.rounds, opts.quick)
+    });
     let kv_plan = kv.then(|| kvbench::Plan::new(opts.workers, opts.rounds, opts.quick));
 
     println!(

@@ -91,7 +91,10 @@ pub fn fmt_cpus(cpus: &[usize]) -> String {
 #[derive(Debug, Clone)]
 pub enum Layout {
     /// Disjoint CPU sets for the servers and the load generator.
-    Remote { server: Vec<usize>, client: Vec<usize> },
+    Remote {
+        server: Vec<usize>,
+        client: Vec<usize>,
+    },
     /// Everyone on every allowed CPU; the scheduler decides.
     Colocated { all: Vec<usize> },
 }
@@ -141,13 +144,8 @@ impl Layout {
 
     /// `server on CPU 1, load generator on CPU 0`.
     pub fn describe(&self) -> String {
-        let cpus = |s: &[usize]| {
-            format!(
-                "CPU{} {}",
-                if s.len() > 1 { "s" } else { "" },
-                fmt_cpus(s)
-            )
-        };
+        let cpus =
+            |s: &[usize]| format!("CPU{} {}", if s.len() > 1 { "s" } else { "" }, fmt_cpus(s));
         match self {
             Layout::Remote { server, client } => format!(
                 "servers pinned to {}, load generator pinned to {}",

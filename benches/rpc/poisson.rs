@@ -53,7 +53,13 @@ impl Rng {
 
 /// Sends requests with exponential inter-arrival times of mean `mean` over `conns`
 /// connections for `dur`, and waits for every reply.
-pub fn run(addr: SocketAddr, conns: usize, mean: Duration, dur: Duration, spin: bool) -> LoadResult {
+pub fn run(
+    addr: SocketAddr,
+    conns: usize,
+    mean: Duration,
+    dur: Duration,
+    spin: bool,
+) -> LoadResult {
     set_fine_timer_slack();
     let req = request();
     let mut cs: Vec<Conn> = (0..conns.max(1))

@@ -286,14 +286,13 @@ fn gaps(o: &mut String, t: &Table) {
     )
     .unwrap();
     writeln!(o, "| gap (achieved us) | {a} p50 | {b} p50 | p50 ratio | verdict | {a} p99 | {b} p99 | p99 ratio | {a} Ctx Sw./req | {b} Ctx Sw./req | {a} CPU/req (us) | {b} CPU/req (us) |").unwrap();
-    writeln!(o, "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|").unwrap();
+    writeln!(
+        o,
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"
+    )
+    .unwrap();
     for r in rows {
-        let achieved = Spread::of(
-            r.runs
-                .iter()
-                .flatten()
-                .map(|s| s.achieved_gap_us),
-        );
+        let achieved = Spread::of(r.runs.iter().flatten().map(|s| s.achieved_gap_us));
         writeln!(
             o,
             "| {} ({:.0}) | {} | {} | **{}** | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -326,15 +325,15 @@ fn open_loop(o: &mut String, t: &Table) {
         "\nOpen loop: Poisson arrivals over 4 connections, latency from the scheduled send time (us; p99.9 where a run has at least 10k samples):\n"
     )
     .unwrap();
-    writeln!(o, "| mean gap | runtime | achieved req/s | p50 | p99 | p99.9 | server CPU/req (us) | Ctx Sw./req | server cores | verdict |").unwrap();
-    writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|---:|---|").unwrap();
+    writeln!(o, "| mean gap | runtime | achieved req/s | p50 | p99 | p99.9 | server CPU/req (us) | Ctx Sw./req | server cores | client cores | verdict |").unwrap();
+    writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|").unwrap();
     for r in rows {
         let name = r.mode.name();
         let mean = name.trim_start_matches("poisson ");
         for (i, label) in t.labels.iter().enumerate() {
             writeln!(
                 o,
-                "| {mean} | {label} | {} | {} | {} | {} | {} | {} | {} | |",
+                "| {mean} | {label} | {} | {} | {} | {} | {} | {} | {} | {} | |",
                 r.spread(i, |s| s.reqs_per_sec).show(0),
                 r.spread(i, |s| s.p50).show(1),
                 r.spread(i, |s| s.p99).show(1),
@@ -342,12 +341,13 @@ fn open_loop(o: &mut String, t: &Table) {
                 r.spread(i, Sample::server_cpu_us).show(1),
                 r.spread(i, |s| s.cs).show(3),
                 r.spread(i, |s| s.server_cores).show(2),
+                r.spread(i, |s| s.client_cores).show(2),
             )
             .unwrap();
         }
         writeln!(
             o,
-            "| {mean} | **ratio** | {} | **{}** | **{}** | {} | {} | {} | {} | {}, {} |",
+            "| {mean} | **ratio** | {} | **{}** | **{}** | {} | {} | {} | {} | {} | {}, {} |",
             r.ratio_cell(|s| s.reqs_per_sec),
             r.ratio_cell(|s| s.p50),
             r.ratio_cell(|s| s.p99),
@@ -355,6 +355,7 @@ fn open_loop(o: &mut String, t: &Table) {
             r.ratio_cell(Sample::server_cpu_us),
             r.ratio_cell(|s| s.cs),
             r.ratio_cell(|s| s.server_cores),
+            r.ratio_cell(|s| s.client_cores),
             r.verdict("p50", |s| s.p50, Better::Lower),
             r.verdict("p99", |s| s.p99, Better::Lower),
         )

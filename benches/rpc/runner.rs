@@ -148,9 +148,7 @@ fn measure(server: &mut Server, mode: &Mode, plan: &Plan, spec: &Spec) -> Sample
     let s = server.usage().since(s0);
     let caps = Caps {
         server: spec.workers.min(plan.layout.server_cpus().len()),
-        client: mode
-            .client_threads()
-            .min(plan.layout.client_cpus().len()),
+        client: mode.client_threads().min(plan.layout.client_cpus().len()),
     };
     Sample::new(&r, s, c, caps)
 }

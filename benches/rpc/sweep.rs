@@ -8,7 +8,8 @@
 //! ```
 //!
 //! Every server runs in the remote layout (the client on its own CPUs), so a window's cost
-//! and benefit are the server's. Each regime (a gap, or a Poisson rate) gives one curve: its
+//! and benefit are the server's, with one worker per server CPU unless `--workers` says
+//! otherwise (a spinning worker that shares its CPU with a busy one only delays it). Each regime (a gap, or a Poisson rate) gives one curve: its
 //! points are the windows, at (server CPU per request, p50) and (.., p99); tokio is a single
 //! point. A point is on the Pareto front when no other server is both cheaper and faster in
 //! that regime.
@@ -38,7 +39,11 @@ pub fn plan(windows: &[Duration], workers: usize, rounds: usize, quick: bool) ->
     let mut modes: Vec<Mode> = GAPS_US.iter().map(|&us| mode::gap(us, quick)).collect();
     modes.extend(mode::poisson(quick));
     Plan {
-        title: format!("spin-window sweep, {} layout, {workers} workers", layout.name()),
+        title: format!(
+            "spin-window sweep, {} layout, {workers} worker{}",
+            layout.name(),
+            if workers == 1 { "" } else { "s" }
+        ),
         restart: !layout.is_remote(),
         layout,
         specs,
@@ -116,10 +121,10 @@ impl Sweep {
                     ("p50", (|p: &Point| p.p50) as fn(&Point) -> f64),
                     ("p99", |p: &Point| p.p99),
                 ]
-                    .iter()
-                    .filter(|(_, f)| pareto(points, i, *f))
-                    .map(|(n, _)| *n)
-                    .collect();
+                .iter()
+                .filter(|(_, f)| pareto(points, i, *f))
+                .map(|(n, _)| *n)
+                .collect();
                 writeln!(
                     o,
                     "| {regime} | {} | {:.1} | {:.1} | {:.1} | {:.2} | {} |",
@@ -140,10 +145,9 @@ impl Sweep {
     /// regime through the windows, tokio as an open circle.
     pub fn svg(&self) -> String {
         const W: f64 = 1100.0;
-        const H: f64 = 470.0;
+        const H: f64 = 500.0;
         let colors = [
-            "#d9480f", "#1c7ed6", "#2b8a3e", "#862e9c", "#e67700", "#0b7285", "#c2255c",
-            "#495057",
+            "#d9480f", "#1c7ed6", "#2b8a3e", "#862e9c", "#e67700", "#0b7285", "#c2255c", "#495057",
         ];
         let all = || self.regimes.iter().flat_map(|(_, p)| p.iter());
         let (xmin, xmax) = bounds(all().map(|p| p.cpu));
@@ -151,9 +155,12 @@ impl Sweep {
         let mut o = String::new();
         writeln!(o, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">"#).unwrap();
         writeln!(o, r#"<rect width="{W}" height="{H}" fill="white"/>"#).unwrap();
-        for (pi, (name, f)) in [("p50", (|p: &Point| p.p50) as fn(&Point) -> f64), ("p99", |p| p.p99)]
-            .iter()
-            .enumerate()
+        for (pi, (name, f)) in [
+            ("p50", (|p: &Point| p.p50) as fn(&Point) -> f64),
+            ("p99", |p| p.p99),
+        ]
+        .iter()
+        .enumerate()
         {
             let (x0, y0, pw, ph) = (70.0 + pi as f64 * 520.0, 50.0, 420.0, 320.0);
             let lx = |v: f64| x0 + (v.max(xmin).ln() - xmin.ln()) / (xmax.ln() - xmin.ln()) * pw;
@@ -176,14 +183,19 @@ impl Sweep {
                     .iter()
                     .map(|p| format!("{:.1},{:.1}", lx(p.cpu), ly(f(p))))
                     .collect();
-                writeln!(o, r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="2"/>"#, pts.join(" ")).unwrap();
+                writeln!(
+                    o,
+                    r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="2"/>"#,
+                    pts.join(" ")
+                )
+                .unwrap();
                 for p in windows {
                     writeln!(o, r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{c}"><title>{} {}</title></circle>"#, lx(p.cpu), ly(f(p)), xml_escape(regime), xml_escape(&p.label)).unwrap();
                 }
                 writeln!(o, r#"<circle cx="{:.1}" cy="{:.1}" r="5" fill="none" stroke="{c}" stroke-width="2"><title>{} tokio</title></circle>"#, lx(tokio.cpu), ly(f(tokio)), xml_escape(regime)).unwrap();
-                if pi == 1 {
-                    let y = y0 + 10.0 + ri as f64 * 16.0;
-                    writeln!(o, r#"<line x1="{}" x2="{}" y1="{y}" y2="{y}" stroke="{c}" stroke-width="2"/><text x="{}" y="{}">{}</text>"#, x0 + pw + 10.0, x0 + pw + 30.0, x0 + pw + 35.0, y + 4.0, xml_escape(regime)).unwrap();
+                if pi == 0 {
+                    let (x, y) = (70.0 + ri as f64 * 140.0, y0 + ph + 45.0);
+                    writeln!(o, r#"<line x1="{x}" x2="{}" y1="{y}" y2="{y}" stroke="{c}" stroke-width="2"/><text x="{}" y="{}">{}</text>"#, x + 20.0, x + 25.0, y + 4.0, xml_escape(regime)).unwrap();
                 }
             }
         }
@@ -192,7 +204,13 @@ impl Sweep {
             .map(|p| p.iter().map(|p| p.label.as_str()).collect())
             .unwrap_or_default();
         writeln!(o, r##"<text x="70" y="{}" fill="#555">Each curve: one regime through the spinpark windows ({}); open circle: tokio.</text>"##, H - 60.0, xml_escape(&order.join(", "))).unwrap();
-        writeln!(o, r##"<text x="70" y="{}" fill="#555">{}</text>"##, H - 40.0, xml_escape(&format!("{} ({})", self.title, self.layout))).unwrap();
+        writeln!(
+            o,
+            r##"<text x="70" y="{}" fill="#555">{}</text>"##,
+            H - 40.0,
+            xml_escape(&format!("{} ({})", self.title, self.layout))
+        )
+        .unwrap();
         o.push_str("</svg>\n");
         o
     }
@@ -202,9 +220,10 @@ impl Sweep {
 /// strictly better in one of the two.
 fn pareto(points: &[Point], i: usize, f: fn(&Point) -> f64) -> bool {
     let p = &points[i];
-    !points.iter().enumerate().any(|(j, q)| {
-        j != i && q.cpu <= p.cpu && f(q) <= f(p) && (q.cpu < p.cpu || f(q) < f(p))
-    })
+    !points
+        .iter()
+        .enumerate()
+        .any(|(j, q)| j != i && q.cpu <= p.cpu && f(q) <= f(p) && (q.cpu < p.cpu || f(q) < f(p)))
 }
 
 /// A log axis's range around `values`.

@@ -163,4 +163,3 @@ impl Drop for BlockingPool {
         st.queue.clear();
     }
 }
-
