@@ -18,7 +18,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::pin::{self, Layout};
-use crate::runner::Progress;
+use crate::runner::{External, Progress};
 use crate::server::{Server, Spec, Usage};
 use crate::stats::{paired_ratios, verdict, Better, Spread};
 
@@ -70,7 +70,13 @@ impl Plan {
         }
     }
 
-    pub fn estimate(&self) -> Duration {
+    fn tools(&self) -> Option<(PathBuf, PathBuf)> {
+        Some((on_path("redis-server")?, on_path("redis-benchmark")?))
+    }
+}
+
+impl External for Plan {
+    fn estimate(&self) -> Duration {
         if self.tools().is_none() {
             return Duration::ZERO;
         }
@@ -82,12 +88,8 @@ impl Plan {
         per_round * self.rounds as u32 + Duration::from_secs(1)
     }
 
-    fn tools(&self) -> Option<(PathBuf, PathBuf)> {
-        Some((on_path("redis-server")?, on_path("redis-benchmark")?))
-    }
-
     /// Runs the mode; returns its Markdown section (or the reason it was skipped).
-    pub fn run(&self, progress: &mut Progress) -> String {
+    fn run(&self, progress: &mut Progress) -> String {
         let Some((redis_server, redis_benchmark)) = self.tools() else {
             let msg = "kv mode skipped: it needs both `redis-server` and `redis-benchmark` on the PATH (e.g. `apt-get install redis-server`)".to_string();
             progress.line(&msg);
@@ -146,7 +148,9 @@ impl Plan {
         redis.stop();
         self.markdown(&runs)
     }
+}
 
+impl Plan {
     fn markdown(&self, runs: &[Vec<[Vec<Run>; 2]>]) -> String {
         let mut o = String::new();
         writeln!(
@@ -225,7 +229,12 @@ impl Redis {
         Redis { child, addr }
     }
 
-    fn stop(mut self) {
+    fn stop(self) {}
+}
+
+/// Also when the run panics: a stray redis-server would hold its port and a CPU.
+impl Drop for Redis {
+    fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

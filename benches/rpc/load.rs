@@ -92,7 +92,7 @@ fn pipelined_conn(addr: SocketAddr, depth: usize, deadline: Instant) -> (u64, Hi
     let mut n = 0u64;
     let mut sent = VecDeque::with_capacity(depth);
     let now = Instant::now();
-    sent.extend(std::iter::repeat(now).take(depth));
+    sent.extend(std::iter::repeat_n(now, depth));
     s.write_all(&batch).expect("send");
     let mut buf = vec![0u8; 64 * 1024];
     let mut end = 0;
@@ -109,7 +109,7 @@ fn pipelined_conn(addr: SocketAddr, depth: usize, deadline: Instant) -> (u64, Hi
         }
         n += k as u64;
         if k > 0 && now < deadline {
-            sent.extend(std::iter::repeat(now).take(k));
+            sent.extend(std::iter::repeat_n(now, k));
             s.write_all(&batch[..k * req.len()]).expect("send");
         }
     }

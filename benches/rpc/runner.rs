@@ -47,6 +47,15 @@ impl Plan {
     }
 }
 
+/// A mode that drives servers with an outside tool (kv: `redis-benchmark`) and reports its
+/// own Markdown section instead of echo tables.
+pub trait External {
+    /// About how long [`External::run`] takes (zero when it will be skipped).
+    fn estimate(&self) -> Duration;
+    /// Runs the mode; returns its section (or a line saying why it was skipped).
+    fn run(&self, progress: &mut Progress) -> String;
+}
+
 /// Elapsed time against the estimate, for the progress lines.
 #[derive(Debug)]
 pub struct Progress {
