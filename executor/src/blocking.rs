@@ -163,3 +163,4 @@ impl Drop for BlockingPool {
         st.queue.clear();
     }
 }
+

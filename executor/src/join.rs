@@ -147,8 +147,7 @@ impl TaskMeta {
         let Some(list) = crate::context::with_worker(|w| w.map(|w| w.tasks.clone())) else {
             return;
         };
-        self.key
-            .store(list.insert(waker.clone()), Ordering::Relaxed);
+        self.key.store(list.insert(waker.clone()), Ordering::Relaxed);
         let _ = self.tasks.set(list);
     }
 

@@ -69,17 +69,15 @@ pub struct RuntimeMetrics {
 impl RuntimeMetrics {
     /// The sum of all workers' counters.
     pub fn total(&self) -> WorkerMetrics {
-        self.workers
-            .iter()
-            .fold(WorkerMetrics::default(), |a, w| WorkerMetrics {
-                polls: a.polls + w.polls,
-                steals: a.steals + w.steals,
-                spins_found_work: a.spins_found_work + w.spins_found_work,
-                spins_expired: a.spins_expired + w.spins_expired,
-                parks: a.parks + w.parks,
-                wakes: a.wakes + w.wakes,
-                driver_polls: a.driver_polls + w.driver_polls,
-            })
+        self.workers.iter().fold(WorkerMetrics::default(), |a, w| WorkerMetrics {
+            polls: a.polls + w.polls,
+            steals: a.steals + w.steals,
+            spins_found_work: a.spins_found_work + w.spins_found_work,
+            spins_expired: a.spins_expired + w.spins_expired,
+            parks: a.parks + w.parks,
+            wakes: a.wakes + w.wakes,
+            driver_polls: a.driver_polls + w.driver_polls,
+        })
     }
 
     /// Every wake-up syscall or reactor unpark issued, by workers and by other threads.

@@ -37,9 +37,9 @@ use crate::driver::Driver;
 use crate::futex::SysFutex;
 use crate::idle::{Sleepers, SpinPolicy, MAX_WORKERS};
 use crate::join::{Guarded, JoinHandle, TaskMeta};
+use crate::tasks::TaskList;
 use crate::metrics::{GlobalCounters, RuntimeMetrics, WorkerCounters};
 use crate::scheduler::{Shared, ThreadHook};
-use crate::tasks::TaskList;
 
 /// The default spin window.
 ///
@@ -155,12 +155,14 @@ impl Builder {
     /// `InvalidInput` for zero or more than 255 workers; the OS error if a thread cannot be
     /// started.
     pub fn build(self) -> io::Result<Runtime> {
-        let workers = self.workers.unwrap_or_else(|| {
-            thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-                .min(MAX_WORKERS)
-        });
+        let workers = self
+            .workers
+            .unwrap_or_else(|| {
+                thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+                    .min(MAX_WORKERS)
+            });
         if workers == 0 || workers > MAX_WORKERS {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -196,9 +198,7 @@ impl Builder {
             let t = thread::Builder::new()
                 .name(format!("{}-{index}", self.thread_name))
                 .spawn(move || crate::worker::run(handle, index, queue, on_start, on_stop))
-                .map_err(|e| {
-                    io::Error::new(e.kind(), format!("spinpark: starting worker {index}: {e}"))
-                })?;
+                .map_err(|e| io::Error::new(e.kind(), format!("spinpark: starting worker {index}: {e}")))?;
             // On error, `rt` drops here and stops the workers already started.
             rt.threads.push(t);
         }
