@@ -1,47 +1,104 @@
-//! The RPC benchmark: the same echo server on spinpark and on tokio, side by side.
+//! The RPC benchmark: the same echo server on spinpark and on tokio, side by side, in two
+//! placements of server and client.
 //!
 //! ```text
-//! cargo bench --bench rpc               # about 3 minutes
-//! cargo bench --bench rpc -- --quick    # under 45 seconds
-//! cargo bench --bench rpc -- --docs     # also refresh docs/bench.md and docs/bench.svg
-//! cargo bench --bench rpc -- --only "sync T=1,gap 50us" --rounds 5 --spin 100us
+//! cargo bench --bench rpc                      # sync, async, gap; both layouts (about 4 minutes)
+//! cargo bench --bench rpc -- --quick           # remote layout only, short runs (about 30 s)
+//! cargo bench --bench rpc -- --docs            # also refresh docs/bench.md, docs/bench.svg, README
+//! cargo bench --bench rpc -- --layout remote --only "sync T=1,gap 50us" --rounds 5 --spin 100us
+//! cargo bench --bench rpc -- --only poisson    # open-loop arrivals
+//! cargo bench --bench rpc -- --only sweep --windows 0,25us,100us,250us,1ms [--docs]
+//! cargo bench --bench rpc -- --only deadline   # per-request timeouts, sync T=4 and async
+//! cargo bench --bench rpc -- --only kv         # kv_server vs redis-server under redis-benchmark
 //! ```
 //!
-//! Each runtime serves from its own process (this binary, re-executed with `--serve`), with
-//! the same worker count (2 by default); this process is the one load generator both share.
-//! Modes follow the two experiments spinpark answers: a database's rpc-bench (sync: T client
-//! threads with one request in flight each; async: C connections with D requests in flight),
-//! printing Reqs/sec, User and Sys CPU per request and context switches per request; and a
-//! storage system's "waking up worker threads" test (gap: one client whose requests are spaced
-//! by a pause), printing latency against the gap. Runs alternate between the runtimes, repeat
-//! for several rounds, and report medians and the spinpark/tokio ratio.
+//! Each server is its own process (this binary, re-executed with `--serve`), with the same
+//! worker count (2 by default); this process is the one load generator they share. Modes
+//! follow the experiments spinpark answers: a database's rpc-bench (sync: T client threads with
+//! one request in flight each; async: C connections with up to D requests in flight, batched),
+//! printing Reqs/sec, User and Sys CPU per request, context switches per request and the cores
+//! each side used; a storage system's "waking up worker threads" test (gap: one client whose
+//! requests are spaced by a pause); and open-loop Poisson arrivals.
+//!
+//! Layouts (`--layout remote|colocated|both`; `both` by default, `remote` with `--quick`):
+//! *remote* pins the servers to one CPU set and the load generator to a disjoint one, as if the
+//! client were on another host, and runs with 2 workers and with one worker per server CPU;
+//! *colocated* leaves placement to the scheduler and restarts both servers every round, for at
+//! least 7 rounds. Runs alternate between the runtimes in every round; tables show the median
+//! and the min-max over rounds, and spinpark/tokio ratios computed per round with a verdict.
 
-use examples_common::echo_proto;
+use examples_common::{echo_proto, kv};
+
+#[path = "rpc/clock.rs"]
+mod clock;
+#[path = "rpc/deadline.rs"]
+mod deadline;
+#[path = "rpc/kvbench.rs"]
+mod kvbench;
 #[path = "rpc/load.rs"]
 mod load;
+#[path = "rpc/mode.rs"]
+mod mode;
+#[path = "rpc/pin.rs"]
+mod pin;
+#[path = "rpc/poisson.rs"]
+mod poisson;
 #[path = "rpc/report.rs"]
 mod report;
+#[path = "rpc/runner.rs"]
+mod runner;
+#[path = "rpc/sample.rs"]
+mod sample;
 #[path = "rpc/server.rs"]
 mod server;
+#[path = "rpc/stats.rs"]
+mod stats;
+#[path = "rpc/sweep.rs"]
+mod sweep;
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::SocketAddr;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use report::{Mode, Sample};
-use server::Usage;
+use mode::Mode;
+use pin::Layout;
+use runner::{Plan, Progress};
+use server::Spec;
 
-pub const RUNTIMES: [&str; 2] = ["spinpark", "tokio"];
+/// Which layouts to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layouts {
+    Remote,
+    Colocated,
+    Both,
+}
 
+#[derive(Debug)]
 struct Options {
     quick: bool,
     docs: bool,
+    /// Rounds per layout (colocated runs at least [`COLOCATED_ROUNDS`]).
     rounds: usize,
     workers: usize,
+    /// Whether `--workers` was given (the sweep otherwise runs one worker per server CPU).
+    workers_given: bool,
     spin: Option<Duration>,
-    /// Run only the modes whose name contains one of these (comma-separated `--only`).
+    layouts: Option<Layouts>,
+    /// Run only the modes whose name contains one of these (comma-separated `--only`); also
+    /// `poisson`, `sweep`, `deadline` and `kv`, which only run when named.
     only: Vec<String>,
+    windows: Option<Vec<Duration>>,
+    deadline: bool,
+}
+
+/// The colocated layout's placement is a fresh draw every round: take enough of them.
+const COLOCATED_ROUNDS: usize = 7;
+
+/// The spin windows the sweep tries unless `--windows` says otherwise.
+const DEFAULT_WINDOWS: &str = "0,25us,100us,250us,1ms";
+
+fn usage_error(msg: String) -> ! {
+    eprintln!("rpc bench: {msg}");
+    std::process::exit(2)
 }
 
 fn main() {
@@ -51,195 +108,303 @@ fn main() {
         docs: false,
         rounds: 3,
         workers: 2,
+        workers_given: false,
         spin: None,
+        layouts: None,
         only: Vec::new(),
+        windows: None,
+        deadline: false,
     };
     let mut serve = None;
     let mut it = args.iter();
+    let value = |it: &mut std::slice::Iter<String>, name: &str| -> String {
+        it.next()
+            .cloned()
+            .unwrap_or_else(|| usage_error(format!("{name} needs a value")))
+    };
+    let number = |v: String, name: &str| -> usize {
+        match v.parse() {
+            Ok(n) if n > 0 => n,
+            _ => usage_error(format!("{name}: expected a positive number, got {v:?}")),
+        }
+    };
+    let duration = |v: &str, name: &str| {
+        examples_common::duration::parse(v).unwrap_or_else(|e| usage_error(format!("{name}: {e}")))
+    };
     while let Some(a) = it.next() {
         match a.as_str() {
             "--quick" => opts.quick = true,
             "--docs" => opts.docs = true,
-            "--rounds" => opts.rounds = it.next().unwrap().parse().unwrap(),
-            "--workers" => opts.workers = it.next().unwrap().parse().unwrap(),
-            "--spin" => {
-                opts.spin = Some(examples_common::duration::parse(it.next().unwrap()).unwrap())
+            "--deadline" => opts.deadline = true,
+            "--rounds" => opts.rounds = number(value(&mut it, a), a),
+            "--workers" => {
+                opts.workers = number(value(&mut it, a), a);
+                opts.workers_given = true;
             }
-            "--serve" => serve = Some(it.next().unwrap().clone()),
-            "--only" => opts.only = it.next().unwrap().split(',').map(str::to_string).collect(),
+            "--spin" => opts.spin = Some(duration(&value(&mut it, a), a)),
+            "--serve" => serve = Some(value(&mut it, a)),
+            "--only" => {
+                opts.only = value(&mut it, a)
+                    .split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            }
+            "--layout" => {
+                opts.layouts = Some(match value(&mut it, a).as_str() {
+                    "remote" => Layouts::Remote,
+                    "colocated" => Layouts::Colocated,
+                    "both" => Layouts::Both,
+                    v => usage_error(format!("--layout: remote, colocated or both, not {v:?}")),
+                })
+            }
+            "--windows" => {
+                opts.windows = Some(
+                    value(&mut it, a)
+                        .split(',')
+                        .map(|w| duration(w.trim(), a))
+                        .collect(),
+                )
+            }
             // Passed by `cargo bench`; anything else is a filter we do not support.
             _ => {}
         }
     }
     if let Some(rt) = serve {
-        return server::serve(&rt, opts.workers, opts.spin);
+        let runtime = match rt.as_str() {
+            "spinpark" => "spinpark",
+            "tokio" => "tokio",
+            "kv" => "kv",
+            other => usage_error(format!("--serve: unknown server {other:?}")),
+        };
+        let spec = Spec::new(runtime, opts.workers)
+            .spin(opts.spin)
+            .deadline(opts.deadline);
+        return server::serve(&spec);
     }
     run(&opts);
 }
 
-/// A server process and its control pipe.
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    addr: SocketAddr,
-}
-
-impl Server {
-    fn start(runtime: &str, opts: &Options) -> Server {
-        let mut cmd = Command::new(std::env::current_exe().unwrap());
-        cmd.args(["--serve", runtime, "--workers", &opts.workers.to_string()]);
-        if let Some(s) = opts.spin {
-            cmd.args(["--spin", &format!("{}ns", s.as_nanos())]);
-        }
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start server");
-        let stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        let port: u16 = line
-            .trim()
-            .strip_prefix("PORT ")
-            .unwrap_or_else(|| panic!("{runtime} server said {line:?}"))
-            .parse()
-            .unwrap();
-        Server {
-            child,
-            stdin,
-            stdout,
-            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+/// The layouts this run covers, remote first.
+fn layouts(opts: &Options) -> Vec<Layout> {
+    let which = opts.layouts.unwrap_or(if opts.quick {
+        Layouts::Remote
+    } else {
+        Layouts::Both
+    });
+    let mut out = Vec::new();
+    if which != Layouts::Colocated {
+        match Layout::remote() {
+            Some(l) => out.push(l),
+            None => eprintln!("only one CPU: no remote layout, running colocated only"),
         }
     }
-
-    fn usage(&mut self) -> Usage {
-        writeln!(self.stdin, "STATS").unwrap();
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
-        Usage::parse(&line).unwrap_or_else(|| panic!("bad stats line {line:?}"))
+    if which != Layouts::Remote || out.is_empty() {
+        out.push(Layout::colocated());
     }
-
-    fn stop(mut self) {
-        drop(self.stdin);
-        let _ = self.child.wait();
-    }
+    out
 }
 
-/// The modes, in the order they run, with how long each runs.
-fn modes(quick: bool) -> Vec<Mode> {
-    let dur = if quick {
-        Duration::from_millis(600)
-    } else {
-        Duration::from_secs(3)
-    };
-    let gap_budget = if quick {
-        Duration::from_millis(250)
-    } else {
-        Duration::from_millis(1500)
-    };
-    let mut m = vec![
-        Mode::Sync { threads: 1, dur },
-        Mode::Sync { threads: 4, dur },
-        Mode::Async {
-            conns: 4,
-            depth: 16,
-            dur,
+/// The worker counts a layout is reported with: `--workers`, and in the remote layout also
+/// one per server CPU.
+fn worker_counts(opts: &Options, layout: &Layout) -> Vec<usize> {
+    let mut w = vec![opts.workers];
+    if layout.is_remote() && layout.server_cpus().len() != opts.workers {
+        w.push(layout.server_cpus().len());
+    }
+    w
+}
+
+fn plan(opts: &Options, layout: &Layout, workers: usize, modes: Vec<Mode>, note: &str) -> Plan {
+    let colocated = !layout.is_remote();
+    Plan {
+        title: format!(
+            "{} layout, {workers} worker{}{note}",
+            layout.name(),
+            if workers == 1 { "" } else { "s" }
+        ),
+        layout: layout.clone(),
+        specs: vec![
+            Spec::new("spinpark", workers)
+                .spin(opts.spin)
+                .deadline(opts.deadline || !note.is_empty()),
+            Spec::new("tokio", workers).deadline(opts.deadline || !note.is_empty()),
+        ],
+        modes,
+        rounds: if colocated {
+            opts.rounds.max(COLOCATED_ROUNDS)
+        } else {
+            opts.rounds
         },
-    ];
-    for us in [0u64, 20, 50, 100, 200, 500, 1_000, 5_000, 10_000] {
-        let gap = Duration::from_micros(us);
-        // Enough samples for percentiles, within the time budget.
-        let per = gap + Duration::from_micros(60);
-        let count = (gap_budget.as_nanos() / per.as_nanos()).clamp(30, 20_000) as usize;
-        m.push(Mode::Gap { gap, count });
+        restart: colocated,
     }
-    m
 }
 
-fn measure(server: &mut Server, mode: &Mode) -> Sample {
-    // Let the server's workers settle into the idle state the mode starts from.
-    std::thread::sleep(Duration::from_millis(20));
-    let s0 = server.usage();
-    let c0 = Usage::now();
-    let r = match *mode {
-        Mode::Sync { threads, dur } => load::sync(server.addr, threads, dur),
-        Mode::Async { conns, depth, dur } => load::pipelined(server.addr, conns, depth, dur),
-        Mode::Gap { gap, count } => load::gap(server.addr, gap, count),
-    };
-    let c = Usage::now().since(c0);
-    let s = server.usage().since(s0);
-    Sample::new(&r, s, c)
+fn wants(opts: &Options, what: &str) -> bool {
+    opts.only.iter().any(|o| o == what)
 }
 
 fn run(opts: &Options) {
-    let mut modes = modes(opts.quick);
+    // The echo modes this run measures.
+    let mut candidates = mode::main(opts.quick);
     if !opts.only.is_empty() {
-        modes.retain(|m| {
+        candidates.extend(mode::poisson(opts.quick));
+        candidates.retain(|m| {
+            let name = m.name();
             opts.only
                 .iter()
-                .any(|o| m.name() == *o || m.name().contains(o.as_str()))
+                .any(|o| name == *o || name.contains(o.as_str()))
         });
     }
-    let started = Instant::now();
-    let mut servers: Vec<Server> = RUNTIMES.iter().map(|rt| Server::start(rt, opts)).collect();
-    let mut results: Vec<[Vec<Sample>; 2]> =
-        modes.iter().map(|_| [Vec::new(), Vec::new()]).collect();
-    for round in 0..opts.rounds {
-        for (mi, mode) in modes.iter().enumerate() {
-            // Alternate which runtime goes first, so drift on the machine hits both alike.
-            let order = if (round + mi) % 2 == 0 {
-                [0, 1]
-            } else {
-                [1, 0]
-            };
-            for ri in order {
-                eprint!(
-                    "\r\x1b[2K[round {}/{}] {:<8} {:<14} ({:.0?} elapsed)",
-                    round + 1,
-                    opts.rounds,
-                    RUNTIMES[ri],
-                    mode.name(),
-                    started.elapsed()
-                );
-                let sample = measure(&mut servers[ri], mode);
-                results[mi][ri].push(sample);
+    let deadline = wants(opts, "deadline");
+    let sweep = wants(opts, "sweep") || opts.windows.is_some();
+    let kv = wants(opts, "kv");
+    if candidates.is_empty() && !deadline && !sweep && !kv {
+        let names: Vec<String> = mode::main(false)
+            .iter()
+            .chain(&mode::poisson(false))
+            .map(Mode::name)
+            .collect();
+        usage_error(format!(
+            "--only {:?} matches no mode; modes: {}, and deadline, sweep, kv",
+            opts.only.join(","),
+            names.join(", ")
+        ));
+    }
+    let layouts = layouts(opts);
+    let mut plans = Vec::new();
+    for layout in &layouts {
+        for workers in worker_counts(opts, layout) {
+            if !candidates.is_empty() {
+                plans.push(plan(opts, layout, workers, candidates.clone(), ""));
+            }
+            if deadline {
+                let modes = mode::throughput(opts.quick)
+                    .into_iter()
+                    .filter(|m| m.name() != "sync T=1")
+                    .collect();
+                plans.push(plan(
+                    opts,
+                    layout,
+                    workers,
+                    modes,
+                    ", per-request deadlines",
+                ));
             }
         }
     }
-    eprintln!("\r\x1b[2Kdone in {:.0?}", started.elapsed());
-    for s in servers {
-        s.stop();
+    let windows = opts.windows.clone().unwrap_or_else(|| {
+        DEFAULT_WINDOWS
+            .split(',')
+            .map(|w| examples_common::duration::parse(w).unwrap())
+            .collect()
+    });
+    let sweep_plan = sweep.then(|| {
+        let workers = match (opts.workers_given, Layout::remote()) {
+            (false, Some(l)) => l.server_cpus().len(),
+            _ => opts.workers,
+        };
+        sweep::plan(&windows, workers, opts.rounds, opts.quick)
+    });
+    // Modes that drive the servers with an outside tool, each reporting its own section.
+    // (Another such mode goes here: its own file, a `runner::External`, and a name for --only.)
+    let mut external: Vec<Box<dyn runner::External>> = Vec::new();
+    if kv {
+        external.push(Box::new(kvbench::Plan::new(
+            opts.workers,
+            opts.rounds,
+            opts.quick,
+        )));
     }
-    let report = report::Report::new(&modes, &results, opts.workers, opts.quick, opts.rounds);
-    print!("{}", report.text());
-    let dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
-        .join("spinpark-bench");
-    std::fs::create_dir_all(&dir).unwrap();
+
+    println!(
+        "spinpark vs tokio RPC benchmark on {}{}",
+        report::machine(),
+        if opts.quick { " (--quick)" } else { "" }
+    );
+    for l in &layouts {
+        println!("  {} layout: {}", l.name(), l.describe());
+    }
+    let mut estimate: Duration = plans.iter().map(Plan::estimate).sum();
+    if let Some(p) = &sweep_plan {
+        estimate += p.estimate();
+    }
+    estimate += external.iter().map(|e| e.estimate()).sum::<Duration>();
+    let mut progress = Progress::new(estimate);
+
+    let spin = opts.spin.unwrap_or(spinpark::DEFAULT_SPIN);
+    let mut report = report::Report::new(format!(
+        "100-byte echo; spinpark spin window {}; sync/async runs of {}",
+        mode::fmt_dur(spin),
+        mode::fmt_dur(mode::throughput(opts.quick)[0].estimate())
+    ));
+    for p in &plans {
+        let runs = runner::run(p, &mut progress);
+        report.add(p, &runs);
+    }
+    let dir = out_dir();
+    if let Some(p) = &sweep_plan {
+        let runs = runner::run(p, &mut progress);
+        let sw = sweep::Sweep::new(p, &runs);
+        print!("\n{}", sw.markdown());
+        std::fs::write(dir.join("sweep.md"), sw.markdown()).unwrap();
+        std::fs::write(dir.join("sweep.svg"), sw.svg()).unwrap();
+        println!("\nwrote {}/sweep.md and sweep.svg", dir.display());
+        if opts.docs {
+            let docs = docs_dir();
+            std::fs::write(docs.join("sweep.md"), sw.markdown()).unwrap();
+            std::fs::write(docs.join("sweep.svg"), sw.svg()).unwrap();
+            println!("refreshed docs/sweep.md and docs/sweep.svg");
+        }
+    }
+    for e in &external {
+        report.add_section(e.run(&mut progress));
+    }
+    progress.line("done");
+    if report.is_empty() {
+        return;
+    }
+    let md = report.markdown();
+    print!("\n{md}");
     std::fs::write(dir.join("results.json"), report.json()).unwrap();
-    std::fs::write(dir.join("results.md"), report.markdown()).unwrap();
+    std::fs::write(dir.join("results.md"), &md).unwrap();
     std::fs::write(dir.join("chart.svg"), report.svg()).unwrap();
     println!(
         "\nwrote {}/results.json, results.md and chart.svg",
         dir.display()
     );
-    if opts.docs {
-        let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
-        std::fs::create_dir_all(&docs).unwrap();
-        std::fs::write(docs.join("bench.md"), report.markdown()).unwrap();
-        std::fs::write(docs.join("bench.svg"), report.svg()).unwrap();
-        refresh_readme(&report.markdown());
-        println!("refreshed docs/bench.md, docs/bench.svg and the README's table");
+    if opts.docs && report.has_tables() {
+        if opts.only.is_empty() {
+            let docs = docs_dir();
+            std::fs::write(docs.join("bench.md"), &md).unwrap();
+            std::fs::write(docs.join("bench.svg"), report.svg()).unwrap();
+            refresh_readme(&md);
+            println!("refreshed docs/bench.md, docs/bench.svg and the README's tables");
+        } else {
+            println!("--docs refreshes docs/bench.* only from a run without --only; left as is");
+        }
     }
 }
 
-/// Replaces the README's benchmark table (between its `bench:start` and `bench:end` markers).
-fn refresh_readme(table: &str) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+/// Where results go: `target/spinpark-bench` (or under `CARGO_TARGET_DIR`).
+fn out_dir() -> PathBuf {
+    let dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
+        .join("spinpark-bench");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn docs_dir() -> PathBuf {
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    docs
+}
+
+/// Replaces the README's benchmark tables (between its `bench:start` and `bench:end` markers).
+fn refresh_readme(tables: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
     let Ok(readme) = std::fs::read_to_string(&path) else {
         return;
     };
@@ -253,6 +418,6 @@ fn refresh_readme(table: &str) {
     let Some(a_end) = readme[a..].find("-->").map(|i| a + i + 3) else {
         return;
     };
-    let updated = format!("{}\n{table}{}", &readme[..a_end], &readme[b..]);
+    let updated = format!("{}\n{tables}{}", &readme[..a_end], &readme[b..]);
     std::fs::write(&path, updated).unwrap();
 }

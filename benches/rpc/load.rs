@@ -2,16 +2,18 @@
 //! threads, so that both runtimes face exactly the same client.
 //!
 //! * sync: T threads, each with one connection and one request in flight;
-//! * async: C connections, each keeping D requests in flight (pipelined);
+//! * async: C connections, each keeping up to D requests in flight (pipelined, batched);
 //! * gap: one connection, one request at a time, with a pause between a response and the next
 //!   request, to see what a worker that went to sleep costs.
 
 use std::collections::VecDeque;
-use std::net::SocketAddr;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+use crate::clock::{set_fine_timer_slack, wait_until};
 use crate::echo_proto::{frame, Client};
 
 /// The payload size of every request (the reference experiment's 100-byte reads).
@@ -27,11 +29,11 @@ pub struct LoadResult {
     pub achieved_gap: Option<Duration>,
 }
 
-fn histogram() -> Histogram<u64> {
+pub fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(100, 60_000_000_000, 3).unwrap()
 }
 
-fn request() -> Vec<u8> {
+pub fn request() -> Vec<u8> {
     frame(&[0xab; PAYLOAD])
 }
 
@@ -67,40 +69,71 @@ pub fn sync(addr: SocketAddr, threads: usize, dur: Duration) -> LoadResult {
     collect(start, workers, None)
 }
 
-/// C connections with D requests in flight each, for `dur`.
+/// C connections with up to D requests in flight each, for `dur`.
+///
+/// Batched, so that the client is not the bottleneck: each connection reads whatever replies
+/// have arrived (one `read`), and for the k complete ones sends k new requests in one `write`.
+/// A slow client then sends fewer, larger writes instead of falling behind.
 pub fn pipelined(addr: SocketAddr, conns: usize, depth: usize, dur: Duration) -> LoadResult {
     let start = Instant::now();
     let deadline = start + dur;
     let workers: Vec<_> = (0..conns)
-        .map(|_| {
-            std::thread::spawn(move || {
-                let mut c = Client::connect(addr).expect("connect");
-                let req = request();
-                let mut h = histogram();
-                let mut sent = VecDeque::with_capacity(depth);
-                let mut n = 0u64;
-                for _ in 0..depth {
-                    sent.push_back(Instant::now());
-                    c.send(&req).expect("send");
-                }
-                while let Some(t) = sent.pop_front() {
-                    check(c.recv().expect("recv"));
-                    h.record(t.elapsed().as_nanos() as u64).ok();
-                    n += 1;
-                    if Instant::now() < deadline {
-                        sent.push_back(Instant::now());
-                        c.send(&req).expect("send");
-                    }
-                }
-                (n, h)
-            })
-        })
+        .map(|_| std::thread::spawn(move || pipelined_conn(addr, depth, deadline)))
         .collect();
     collect(start, workers, None)
 }
 
+fn pipelined_conn(addr: SocketAddr, depth: usize, deadline: Instant) -> (u64, Histogram<u64>) {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_nodelay(true).expect("nodelay");
+    let req = request();
+    let batch = req.repeat(depth);
+    let mut h = histogram();
+    let mut n = 0u64;
+    let mut sent = VecDeque::with_capacity(depth);
+    let now = Instant::now();
+    sent.extend(std::iter::repeat_n(now, depth));
+    s.write_all(&batch).expect("send");
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut end = 0;
+    while !sent.is_empty() {
+        let got = s.read(&mut buf[end..]).expect("recv");
+        assert!(got > 0, "the server closed a pipelined connection");
+        end += got;
+        let (k, used) = split_frames(&buf[..end]);
+        buf.copy_within(used..end, 0);
+        end -= used;
+        let now = Instant::now();
+        for t in sent.drain(..k) {
+            h.record((now - t).as_nanos() as u64).ok();
+        }
+        n += k as u64;
+        if k > 0 && now < deadline {
+            sent.extend(std::iter::repeat_n(now, k));
+            s.write_all(&batch[..k * req.len()]).expect("send");
+        }
+    }
+    (n, h)
+}
+
+/// Counts the complete echo frames at the start of `buf`; returns the count and their bytes.
+fn split_frames(buf: &[u8]) -> (usize, usize) {
+    let (mut k, mut at) = (0, 0);
+    while buf.len() - at >= 4 {
+        let n = u32::from_be_bytes(buf[at..at + 4].try_into().unwrap()) as usize;
+        assert_eq!(n, PAYLOAD, "the server answered with a wrong frame");
+        if buf.len() - at < 4 + n {
+            break;
+        }
+        at += 4 + n;
+        k += 1;
+    }
+    (k, at)
+}
+
 /// One client, requests spaced by `gap` (from a response to the next request), `count` of them.
-pub fn gap(addr: SocketAddr, gap: Duration, count: usize) -> LoadResult {
+/// With `spin` (the remote layout) each gap ends precisely: see `clock::wait_until`.
+pub fn gap(addr: SocketAddr, gap: Duration, count: usize, spin: bool) -> LoadResult {
     set_fine_timer_slack();
     let mut c = Client::connect(addr).expect("connect");
     let req = request();
@@ -114,7 +147,7 @@ pub fn gap(addr: SocketAddr, gap: Duration, count: usize) -> LoadResult {
     for _ in 0..count {
         if !gap.is_zero() {
             let t = Instant::now();
-            std::thread::sleep(gap);
+            wait_until(t + gap, spin);
             paused += t.elapsed();
         }
         let t = Instant::now();
@@ -147,11 +180,4 @@ fn collect(
         latency: hist,
         achieved_gap,
     }
-}
-
-/// Linux rounds sleeps up by the thread's timer slack (50 us by default), which would swamp a
-/// 20 us gap; ask for the finest.
-fn set_fine_timer_slack() {
-    // SAFETY: PR_SET_TIMERSLACK takes an integer argument and no pointers.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
 }

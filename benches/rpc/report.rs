@@ -1,381 +1,399 @@
-//! What the RPC benchmark measured, reduced to medians, as text, Markdown, JSON and an SVG
-//! chart.
+//! What the RPC benchmark measured, as Markdown tables (also what it prints), JSON and an
+//! SVG chart: one table set per layout, every figure as `median (min-max)` over rounds.
+//!
+//! ```text
+//! let mut report = Report::new(settings);
+//! report.add(&plan, &runs); // one table set per plan: remote first, then colocated
+//! print!("{}", report.markdown());
+//! ```
+//!
+//! Ratios are spinpark/tokio, computed per round (the two were measured back to back) and
+//! then summarised; the verdict column reads those paired ratios (see `stats.rs`).
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
-use crate::load::LoadResult;
-use crate::server::Usage;
-use crate::RUNTIMES;
+use crate::mode::{fmt_dur, Mode};
+use crate::runner::Plan;
+use crate::sample::{Sample, FIELDS};
+use crate::stats::{paired_ratios, verdict, Better, Spread};
 
-/// One benchmark mode.
-#[derive(Debug, Clone, Copy)]
-pub enum Mode {
-    Sync {
-        threads: usize,
-        dur: Duration,
-    },
-    Async {
-        conns: usize,
-        depth: usize,
-        dur: Duration,
-    },
-    Gap {
-        gap: Duration,
-        count: usize,
-    },
+/// One mode's samples, `[server][round]`, for spinpark and tokio.
+struct Row {
+    mode: Mode,
+    runs: [Vec<Sample>; 2],
 }
 
-impl Mode {
-    pub fn name(&self) -> String {
-        match *self {
-            Mode::Sync { threads, .. } => format!("sync T={threads}"),
-            Mode::Async { conns, depth, .. } => format!("async {conns}x{depth}"),
-            Mode::Gap { gap, .. } => format!("gap {}", fmt_gap(gap)),
-        }
+impl Row {
+    fn spread(&self, i: usize, f: fn(&Sample) -> f64) -> Spread {
+        Spread::of(self.runs[i].iter().map(f))
     }
 
-    fn gap(&self) -> Option<Duration> {
-        match *self {
-            Mode::Gap { gap, .. } => Some(gap),
-            _ => None,
-        }
+    fn ratio(&self, f: fn(&Sample) -> f64) -> Vec<f64> {
+        let v = |i: usize| self.runs[i].iter().map(f).collect::<Vec<f64>>();
+        paired_ratios(&v(0), &v(1))
     }
-}
 
-fn fmt_gap(d: Duration) -> String {
-    let us = d.as_micros();
-    if us == 0 {
-        "0".into()
-    } else if us % 1000 == 0 {
-        format!("{}ms", us / 1000)
-    } else {
-        format!("{us}us")
+    fn ratio_cell(&self, f: fn(&Sample) -> f64) -> String {
+        Spread::of(self.ratio(f)).show_ratio()
+    }
+
+    fn verdict(&self, name: &str, f: fn(&Sample) -> f64, better: Better) -> String {
+        format!("{name} {}", verdict(&self.ratio(f), better).word())
+    }
+
+    /// Whether most of a server's rounds were client-bound.
+    fn client_bound(&self, i: usize) -> bool {
+        let n = self.runs[i].iter().filter(|s| s.client_bound).count();
+        n * 2 > self.runs[i].len()
+    }
+
+    fn median(&self, i: usize, f: fn(&Sample) -> f64) -> f64 {
+        self.spread(i, f).median
     }
 }
 
-/// One run of one mode on one runtime. Times per request in microseconds.
-#[derive(Debug, Clone, Copy)]
-pub struct Sample {
-    pub reqs_per_sec: f64,
-    pub user_us: f64,
-    pub sys_us: f64,
-    pub cs: f64,
-    pub client_cpu_us: f64,
-    pub mean: f64,
-    pub min: f64,
-    pub p25: f64,
-    pub p50: f64,
-    pub p75: f64,
-    pub p90: f64,
-    pub p99: f64,
-    pub max: f64,
-    pub achieved_gap_us: f64,
+/// The results of one plan.
+struct Table {
+    title: String,
+    layout: String,
+    rounds: usize,
+    labels: [String; 2],
+    rows: Vec<Row>,
 }
 
-/// A named field of a [`Sample`].
-type Field = (&'static str, fn(&Sample) -> f64);
-
-const FIELDS: [Field; 14] = [
-    ("reqs_per_sec", |s| s.reqs_per_sec),
-    ("server_user_us_per_req", |s| s.user_us),
-    ("server_sys_us_per_req", |s| s.sys_us),
-    ("server_ctx_switches_per_req", |s| s.cs),
-    ("client_cpu_us_per_req", |s| s.client_cpu_us),
-    ("latency_mean_us", |s| s.mean),
-    ("latency_min_us", |s| s.min),
-    ("latency_p25_us", |s| s.p25),
-    ("latency_p50_us", |s| s.p50),
-    ("latency_p75_us", |s| s.p75),
-    ("latency_p90_us", |s| s.p90),
-    ("latency_p99_us", |s| s.p99),
-    ("latency_max_us", |s| s.max),
-    ("achieved_gap_us", |s| s.achieved_gap_us),
-];
-
-impl Sample {
-    pub fn new(r: &LoadResult, server: Usage, client: Usage) -> Sample {
-        let n = r.requests.max(1) as f64;
-        let q = |p: f64| r.latency.value_at_quantile(p) as f64 / 1000.0;
-        Sample {
-            reqs_per_sec: r.requests as f64 / r.elapsed.as_secs_f64(),
-            user_us: server.user_us as f64 / n,
-            sys_us: server.sys_us as f64 / n,
-            cs: (server.vol_cs + server.invol_cs) as f64 / n,
-            client_cpu_us: (client.user_us + client.sys_us) as f64 / n,
-            mean: r.latency.mean() / 1000.0,
-            min: r.latency.min() as f64 / 1000.0,
-            p25: q(0.25),
-            p50: q(0.50),
-            p75: q(0.75),
-            p90: q(0.90),
-            p99: q(0.99),
-            max: r.latency.max() as f64 / 1000.0,
-            achieved_gap_us: r.achieved_gap.map_or(0.0, |g| g.as_secs_f64() * 1e6),
-        }
-    }
-
-    /// The field-by-field median of several runs.
-    fn median(runs: &[Sample]) -> Sample {
-        let m = |f: fn(&Sample) -> f64| {
-            let mut v: Vec<f64> = runs.iter().map(f).collect();
-            v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-            let k = v.len();
-            if k % 2 == 1 {
-                v[k / 2]
-            } else {
-                (v[k / 2 - 1] + v[k / 2]) / 2.0
-            }
-        };
-        Sample {
-            reqs_per_sec: m(|s| s.reqs_per_sec),
-            user_us: m(|s| s.user_us),
-            sys_us: m(|s| s.sys_us),
-            cs: m(|s| s.cs),
-            client_cpu_us: m(|s| s.client_cpu_us),
-            mean: m(|s| s.mean),
-            min: m(|s| s.min),
-            p25: m(|s| s.p25),
-            p50: m(|s| s.p50),
-            p75: m(|s| s.p75),
-            p90: m(|s| s.p90),
-            p99: m(|s| s.p99),
-            max: m(|s| s.max),
-            achieved_gap_us: m(|s| s.achieved_gap_us),
-        }
-    }
-}
-
-/// Medians per mode and runtime.
+/// Every table of a run, plus extra Markdown sections (the kv mode's).
 pub struct Report {
-    rows: Vec<(Mode, [Sample; 2])>,
+    tables: Vec<Table>,
+    extra: Vec<String>,
     machine: String,
     settings: String,
 }
 
 impl Report {
-    pub fn new(
-        modes: &[Mode],
-        results: &[[Vec<Sample>; 2]],
-        workers: usize,
-        quick: bool,
-        rounds: usize,
-    ) -> Report {
-        let rows = modes
-            .iter()
-            .zip(results)
-            .map(|(m, r)| (*m, [Sample::median(&r[0]), Sample::median(&r[1])]))
-            .collect();
+    pub fn new(settings: String) -> Report {
         Report {
-            rows,
+            tables: Vec::new(),
+            extra: Vec::new(),
             machine: machine(),
-            settings: format!(
-                "{workers} workers per runtime, {rounds} alternating rounds{}, medians; 100-byte echo; spinpark spin window {:?}",
-                if quick { " (--quick)" } else { "" },
-                spinpark::DEFAULT_SPIN
-            ),
+            settings,
         }
     }
 
-    fn ratio(a: f64, b: f64) -> String {
-        if b > 0.0 {
-            format!("{:.2}x", a / b)
-        } else {
-            "-".into()
-        }
+    /// Adds the tables of `plan` (its first two servers: spinpark, then tokio), from
+    /// `runs[mode][server][round]`.
+    pub fn add(&mut self, plan: &Plan, runs: &[Vec<Vec<Sample>>]) {
+        let rows = plan
+            .modes
+            .iter()
+            .zip(runs)
+            .map(|(m, r)| Row {
+                mode: *m,
+                runs: [r[0].clone(), r[1].clone()],
+            })
+            .collect();
+        self.tables.push(Table {
+            title: plan.title.clone(),
+            layout: plan.layout.describe(),
+            rounds: plan.rounds,
+            labels: [plan.specs[0].label(), plan.specs[1].label()],
+            rows,
+        });
     }
 
-    /// The tables as plain text (what `cargo bench` prints).
-    pub fn text(&self) -> String {
-        let mut o = String::new();
-        writeln!(o, "\nspinpark vs tokio RPC benchmark: {}", self.settings).unwrap();
-        writeln!(o, "machine: {}\n", self.machine).unwrap();
-        writeln!(
-            o,
-            "{:<14} {:<9} {:>10} {:>10} {:>10} {:>9} {:>10} | {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8}",
-            "mode", "runtime", "Reqs/sec", "User/req", "Sys/req", "CtxSw/req", "Client/req", "mean", "min", "p25", "p50", "p75", "p90", "p99", "max"
-        )
-        .unwrap();
-        for (mode, s) in &self.rows {
-            for (i, rt) in RUNTIMES.iter().enumerate() {
-                let x = &s[i];
-                writeln!(
-                    o,
-                    "{:<14} {:<9} {:>10.0} {:>8.1}us {:>8.1}us {:>9.3} {:>8.1}us | {:>7.1} {:>7.1} {:>7.1} {:>7.1} {:>7.1} {:>7.1} {:>8.1} {:>8.1}",
-                    if i == 0 { mode.name() } else { String::new() },
-                    rt,
-                    x.reqs_per_sec,
-                    x.user_us,
-                    x.sys_us,
-                    x.cs,
-                    x.client_cpu_us,
-                    x.mean,
-                    x.min,
-                    x.p25,
-                    x.p50,
-                    x.p75,
-                    x.p90,
-                    x.p99,
-                    x.max
-                )
-                .unwrap();
-            }
-            let (a, b) = (&s[0], &s[1]);
-            let mut extra = String::new();
-            if let Some(g) = mode.gap() {
-                if !g.is_zero() {
-                    extra = format!(
-                        "  (gap achieved: spinpark {:.0}us, tokio {:.0}us)",
-                        a.achieved_gap_us, b.achieved_gap_us
-                    );
-                }
-            }
-            writeln!(
-                o,
-                "{:<14} {:<9} {:>10} {:>10} {:>10} {:>9} {:>10} | {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8}{}",
-                "",
-                "ratio",
-                Self::ratio(a.reqs_per_sec, b.reqs_per_sec),
-                Self::ratio(a.user_us, b.user_us),
-                Self::ratio(a.sys_us, b.sys_us),
-                Self::ratio(a.cs, b.cs),
-                Self::ratio(a.client_cpu_us, b.client_cpu_us),
-                Self::ratio(a.mean, b.mean),
-                Self::ratio(a.min, b.min),
-                Self::ratio(a.p25, b.p25),
-                Self::ratio(a.p50, b.p50),
-                Self::ratio(a.p75, b.p75),
-                Self::ratio(a.p90, b.p90),
-                Self::ratio(a.p99, b.p99),
-                Self::ratio(a.max, b.max),
-                extra
-            )
-            .unwrap();
-        }
-        o
+    /// Adds a Markdown section printed after the tables.
+    pub fn add_section(&mut self, markdown: String) {
+        self.extra.push(markdown);
     }
 
-    /// Two Markdown tables, one per reference experiment.
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty() && self.extra.is_empty()
+    }
+
+    /// Whether this report has every table a full run makes (what `--docs` may publish).
+    pub fn has_tables(&self) -> bool {
+        !self.tables.is_empty()
+    }
+
+    /// Every table, as Markdown.
     pub fn markdown(&self) -> String {
         let mut o = String::new();
-        writeln!(o, "Machine: {}. {}.\n", self.machine, self.settings).unwrap();
-        writeln!(o, "| mode | runtime | Reqs/sec | User CPU per req | Sys CPU per req | Ctx Sw. per req | client CPU per req | p50 | p99 |").unwrap();
-        writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|---:|").unwrap();
-        for (mode, s) in self.rows.iter().filter(|(m, _)| m.gap().is_none()) {
-            for (i, rt) in RUNTIMES.iter().enumerate() {
-                let x = &s[i];
-                writeln!(
-                    o,
-                    "| {} | {rt} | {:.0} | {:.1} us | {:.1} us | {:.3} | {:.1} us | {:.1} us | {:.1} us |",
-                    mode.name(), x.reqs_per_sec, x.user_us, x.sys_us, x.cs, x.client_cpu_us, x.p50, x.p99
-                )
-                .unwrap();
-            }
-            let (a, b) = (&s[0], &s[1]);
+        writeln!(o, "Machine: {}. {}.", self.machine, self.settings).unwrap();
+        for t in &self.tables {
             writeln!(
                 o,
-                "| {} | **spinpark/tokio** | **{}** | {} | {} | {} | {} | **{}** | {} |",
-                mode.name(),
-                Self::ratio(a.reqs_per_sec, b.reqs_per_sec),
-                Self::ratio(a.user_us, b.user_us),
-                Self::ratio(a.sys_us, b.sys_us),
-                Self::ratio(a.cs, b.cs),
-                Self::ratio(a.client_cpu_us, b.client_cpu_us),
-                Self::ratio(a.p50, b.p50),
-                Self::ratio(a.p99, b.p99),
+                "\n**{}** ({}; {} round{}; median (min-max) over rounds):\n",
+                t.title,
+                t.layout,
+                t.rounds,
+                if t.rounds == 1 { "" } else { "s" }
             )
             .unwrap();
+            closed_loop(&mut o, t);
+            gaps(&mut o, t);
+            open_loop(&mut o, t);
         }
-        writeln!(
-            o,
-            "\nOne client, 100-byte requests spaced by a gap (latency in microseconds):\n"
-        )
-        .unwrap();
-        writeln!(o, "| gap (achieved) | spinpark p50 | tokio p50 | p50 ratio | spinpark p99 | tokio p99 | spinpark Ctx Sw./req | tokio Ctx Sw./req | spinpark CPU/req | tokio CPU/req |").unwrap();
-        writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|").unwrap();
-        for (mode, s) in self.rows.iter().filter(|(m, _)| m.gap().is_some()) {
-            let (a, b) = (&s[0], &s[1]);
-            writeln!(
-                o,
-                "| {} ({:.0} us) | {:.1} | {:.1} | {} | {:.1} | {:.1} | {:.2} | {:.2} | {:.1} us | {:.1} us |",
-                fmt_gap(mode.gap().unwrap()),
-                (a.achieved_gap_us + b.achieved_gap_us) / 2.0,
-                a.p50,
-                b.p50,
-                Self::ratio(a.p50, b.p50),
-                a.p99,
-                b.p99,
-                a.cs,
-                b.cs,
-                a.user_us + a.sys_us,
-                b.user_us + b.sys_us
-            )
-            .unwrap();
+        for e in &self.extra {
+            writeln!(o, "\n{e}").unwrap();
         }
         o
     }
 
-    /// Every median, as JSON.
+    /// Every figure's median, min and max per table, mode and runtime, as JSON.
     pub fn json(&self) -> String {
+        let num = |v: f64| {
+            if v.is_finite() {
+                format!("{v:.3}")
+            } else {
+                "null".into()
+            }
+        };
         let mut o = String::new();
         write!(
             o,
-            "{{\n  \"machine\": {:?},\n  \"settings\": {:?},\n  \"modes\": [\n",
+            "{{\n  \"machine\": {:?},\n  \"settings\": {:?},\n  \"tables\": [",
             self.machine, self.settings
         )
         .unwrap();
-        for (k, (mode, s)) in self.rows.iter().enumerate() {
-            write!(o, "    {{\"mode\": {:?}", mode.name()).unwrap();
-            for (i, rt) in RUNTIMES.iter().enumerate() {
-                write!(o, ", {rt:?}: {{").unwrap();
-                for (j, (name, f)) in FIELDS.iter().enumerate() {
-                    let v = f(&s[i]);
-                    let v = if v.is_finite() { v } else { 0.0 };
-                    write!(o, "{}\"{name}\": {v:.3}", if j > 0 { ", " } else { "" }).unwrap();
+        for (ti, t) in self.tables.iter().enumerate() {
+            write!(
+                o,
+                "{}\n    {{\"title\": {:?}, \"layout\": {:?}, \"rounds\": {}, \"modes\": [",
+                if ti > 0 { "," } else { "" },
+                t.title,
+                t.layout,
+                t.rounds
+            )
+            .unwrap();
+            for (k, row) in t.rows.iter().enumerate() {
+                write!(
+                    o,
+                    "{}\n      {{\"mode\": {:?}",
+                    if k > 0 { "," } else { "" },
+                    row.mode.name()
+                )
+                .unwrap();
+                for (i, label) in t.labels.iter().enumerate() {
+                    write!(o, ", {label:?}: {{").unwrap();
+                    for (j, (name, f)) in FIELDS.iter().enumerate() {
+                        let s = row.spread(i, *f);
+                        write!(
+                            o,
+                            "{}\"{name}\": [{}, {}, {}]",
+                            if j > 0 { ", " } else { "" },
+                            num(s.median),
+                            num(s.min),
+                            num(s.max)
+                        )
+                        .unwrap();
+                    }
+                    o.push('}');
                 }
                 o.push('}');
             }
-            writeln!(o, "}}{}", if k + 1 < self.rows.len() { "," } else { "" }).unwrap();
+            o.push_str("]}");
         }
-        o.push_str("  ]\n}\n");
+        o.push_str("\n  ]\n}\n");
         o
     }
 
-    /// p50 and p99 latency against the gap for both runtimes, beside context switches per
-    /// request for every mode.
+    /// Per table: p50 and p99 latency against the gap for both runtimes, beside context
+    /// switches per request for every mode.
     pub fn svg(&self) -> String {
         const W: f64 = 1100.0;
-        const H: f64 = 440.0;
-        let colors = ["#d9480f", "#1c7ed6"];
+        const ROW: f64 = 420.0;
+        let h = ROW * self.tables.len().max(1) as f64 + 40.0;
         let mut o = String::new();
-        writeln!(o, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">"#).unwrap();
-        writeln!(o, r#"<rect width="{W}" height="{H}" fill="white"/>"#).unwrap();
-        // Left: latency vs gap, log-scale y.
-        let gaps: Vec<&(Mode, [Sample; 2])> = self
-            .rows
-            .iter()
-            .filter(|(m, _)| m.gap().is_some())
-            .collect();
-        let (x0, y0, pw, ph) = (70.0, 50.0, 520.0, 320.0);
+        writeln!(o, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" font-family="sans-serif" font-size="12">"#).unwrap();
+        writeln!(o, r#"<rect width="{W}" height="{h}" fill="white"/>"#).unwrap();
+        for (ti, t) in self.tables.iter().enumerate() {
+            svg_table(&mut o, t, ti as f64 * ROW);
+        }
+        writeln!(
+            o,
+            r##"<text x="70" y="{}" fill="#555">{}</text>"##,
+            h - 15.0,
+            xml_escape(&format!("{} | {}", self.machine, self.settings))
+        )
+        .unwrap();
+        o.push_str("</svg>\n");
+        o
+    }
+}
+
+/// sync and async rows: throughput, CPU, context switches, cores and latency.
+fn closed_loop(o: &mut String, t: &Table) {
+    let rows: Vec<&Row> = t
+        .rows
+        .iter()
+        .filter(|r| r.mode.is_closed_loop_throughput())
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    writeln!(o, "| mode | runtime | Reqs/sec | User CPU per req (us) | Sys CPU per req (us) | Ctx Sw. per req | server cores | client cores | p50 (us) | p99 (us) | verdict |").unwrap();
+    writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|").unwrap();
+    for r in rows {
+        for (i, label) in t.labels.iter().enumerate() {
+            let bound = if r.client_bound(i) {
+                ", **client-bound**"
+            } else {
+                ""
+            };
+            writeln!(
+                o,
+                "| {} | {label}{bound} | {} | {} | {} | {} | {} | {} | {} | {} | |",
+                r.mode.name(),
+                r.spread(i, |s| s.reqs_per_sec).show(0),
+                r.spread(i, |s| s.user_us).show(1),
+                r.spread(i, |s| s.sys_us).show(1),
+                r.spread(i, |s| s.cs).show(3),
+                r.spread(i, |s| s.server_cores).show(2),
+                r.spread(i, |s| s.client_cores).show(2),
+                r.spread(i, |s| s.p50).show(1),
+                r.spread(i, |s| s.p99).show(1),
+            )
+            .unwrap();
+        }
+        writeln!(
+            o,
+            "| {} | **ratio** | **{}** | {} | {} | {} | {} | {} | **{}** | {} | {}, {} |",
+            r.mode.name(),
+            r.ratio_cell(|s| s.reqs_per_sec),
+            r.ratio_cell(|s| s.user_us),
+            r.ratio_cell(|s| s.sys_us),
+            r.ratio_cell(|s| s.cs),
+            r.ratio_cell(|s| s.server_cores),
+            r.ratio_cell(|s| s.client_cores),
+            r.ratio_cell(|s| s.p50),
+            r.ratio_cell(|s| s.p99),
+            r.verdict("req/s", |s| s.reqs_per_sec, Better::Higher),
+            r.verdict("p50", |s| s.p50, Better::Lower),
+        )
+        .unwrap();
+    }
+}
+
+/// One client with a gap between a reply and the next request: latency against the gap.
+fn gaps(o: &mut String, t: &Table) {
+    let rows: Vec<&Row> = t.rows.iter().filter(|r| r.mode.gap().is_some()).collect();
+    if rows.is_empty() {
+        return;
+    }
+    let [a, b] = &t.labels;
+    writeln!(
+        o,
+        "\nOne client, 100-byte requests spaced by a gap (latency in microseconds):\n"
+    )
+    .unwrap();
+    writeln!(o, "| gap (achieved us) | {a} p50 | {b} p50 | p50 ratio | verdict | {a} p99 | {b} p99 | p99 ratio | {a} Ctx Sw./req | {b} Ctx Sw./req | {a} CPU/req (us) | {b} CPU/req (us) |").unwrap();
+    writeln!(
+        o,
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"
+    )
+    .unwrap();
+    for r in rows {
+        let achieved = Spread::of(r.runs.iter().flatten().map(|s| s.achieved_gap_us));
+        writeln!(
+            o,
+            "| {} ({:.0}) | {} | {} | **{}** | {} | {} | {} | {} | {} | {} | {} | {} |",
+            fmt_dur(r.mode.gap().unwrap()),
+            achieved.median,
+            r.spread(0, |s| s.p50).show(1),
+            r.spread(1, |s| s.p50).show(1),
+            r.ratio_cell(|s| s.p50),
+            verdict(&r.ratio(|s| s.p50), Better::Lower).word(),
+            r.spread(0, |s| s.p99).show(1),
+            r.spread(1, |s| s.p99).show(1),
+            r.ratio_cell(|s| s.p99),
+            r.spread(0, |s| s.cs).show(2),
+            r.spread(1, |s| s.cs).show(2),
+            r.spread(0, Sample::server_cpu_us).show(1),
+            r.spread(1, Sample::server_cpu_us).show(1),
+        )
+        .unwrap();
+    }
+}
+
+/// Poisson arrivals: latency from the scheduled send time, and the rate achieved.
+fn open_loop(o: &mut String, t: &Table) {
+    let rows: Vec<&Row> = t.rows.iter().filter(|r| r.mode.is_poisson()).collect();
+    if rows.is_empty() {
+        return;
+    }
+    writeln!(
+        o,
+        "\nOpen loop: Poisson arrivals over 4 connections, latency from the scheduled send time (us; p99.9 where a run has at least 10k samples):\n"
+    )
+    .unwrap();
+    writeln!(o, "| mean gap | runtime | achieved req/s | p50 | p99 | p99.9 | server CPU/req (us) | Ctx Sw./req | server cores | client cores | verdict |").unwrap();
+    writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|").unwrap();
+    for r in rows {
+        let name = r.mode.name();
+        let mean = name.trim_start_matches("poisson ");
+        for (i, label) in t.labels.iter().enumerate() {
+            writeln!(
+                o,
+                "| {mean} | {label} | {} | {} | {} | {} | {} | {} | {} | {} | |",
+                r.spread(i, |s| s.reqs_per_sec).show(0),
+                r.spread(i, |s| s.p50).show(1),
+                r.spread(i, |s| s.p99).show(1),
+                r.spread(i, |s| s.p999).show(1),
+                r.spread(i, Sample::server_cpu_us).show(1),
+                r.spread(i, |s| s.cs).show(3),
+                r.spread(i, |s| s.server_cores).show(2),
+                r.spread(i, |s| s.client_cores).show(2),
+            )
+            .unwrap();
+        }
+        writeln!(
+            o,
+            "| {mean} | **ratio** | {} | **{}** | **{}** | {} | {} | {} | {} | {} | {}, {} |",
+            r.ratio_cell(|s| s.reqs_per_sec),
+            r.ratio_cell(|s| s.p50),
+            r.ratio_cell(|s| s.p99),
+            r.ratio_cell(|s| s.p999),
+            r.ratio_cell(Sample::server_cpu_us),
+            r.ratio_cell(|s| s.cs),
+            r.ratio_cell(|s| s.server_cores),
+            r.ratio_cell(|s| s.client_cores),
+            r.verdict("p50", |s| s.p50, Better::Lower),
+            r.verdict("p99", |s| s.p99, Better::Lower),
+        )
+        .unwrap();
+    }
+}
+
+/// One row of the chart: latency against the gap (left), context switches per mode (right).
+fn svg_table(o: &mut String, t: &Table, top: f64) {
+    let colors = ["#d9480f", "#1c7ed6"];
+    let gaps: Vec<&Row> = t.rows.iter().filter(|r| r.mode.gap().is_some()).collect();
+    let (x0, y0, pw, ph) = (70.0, top + 50.0, 520.0, 320.0);
+    writeln!(
+        o,
+        r#"<text x="{x0}" y="{}" font-size="15" font-weight="bold">{}: round-trip latency vs gap (us, log scale)</text>"#,
+        top + 25.0,
+        xml_escape(&t.title)
+    )
+    .unwrap();
+    writeln!(
+        o,
+        r##"<rect x="{x0}" y="{y0}" width="{pw}" height="{ph}" fill="none" stroke="#999"/>"##
+    )
+    .unwrap();
+    if !gaps.is_empty() {
         let ymax = gaps
             .iter()
-            .flat_map(|(_, s)| [s[0].p99, s[1].p99])
+            .flat_map(|r| [r.median(0, |s| s.p99), r.median(1, |s| s.p99)])
             .fold(10.0f64, f64::max)
             * 1.3;
         let ymin = gaps
             .iter()
-            .flat_map(|(_, s)| [s[0].p50, s[1].p50])
+            .flat_map(|r| [r.median(0, |s| s.p50), r.median(1, |s| s.p50)])
             .fold(f64::MAX, f64::min)
             .max(1.0)
             * 0.7;
         let ly = |v: f64| y0 + ph - (v.max(ymin).ln() - ymin.ln()) / (ymax.ln() - ymin.ln()) * ph;
         let lx = |i: usize| x0 + i as f64 * pw / (gaps.len().max(2) - 1) as f64;
-        writeln!(o, r#"<text x="{}" y="25" font-size="15" font-weight="bold">Round-trip latency vs gap between requests (us, log scale)</text>"#, x0).unwrap();
-        writeln!(
-            o,
-            r##"<rect x="{x0}" y="{y0}" width="{pw}" height="{ph}" fill="none" stroke="#999"/>"##
-        )
-        .unwrap();
         let mut tick = 1.0;
         while tick < ymax {
             for m in [1.0, 2.0, 5.0] {
@@ -387,13 +405,13 @@ impl Report {
             }
             tick *= 10.0;
         }
-        for (i, (m, _)) in gaps.iter().enumerate() {
+        for (i, r) in gaps.iter().enumerate() {
             writeln!(
                 o,
                 r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
                 lx(i),
                 y0 + ph + 18.0,
-                fmt_gap(m.gap().unwrap())
+                fmt_dur(r.mode.gap().unwrap())
             )
             .unwrap();
         }
@@ -404,7 +422,7 @@ impl Report {
             y0 + ph + 36.0
         )
         .unwrap();
-        for (ri, rt) in RUNTIMES.iter().enumerate() {
+        for (ri, rt) in t.labels.iter().enumerate() {
             for (pi, (label, f, dash)) in [
                 ("p50", (|s: &Sample| s.p50) as fn(&Sample) -> f64, ""),
                 ("p99", |s: &Sample| s.p99, "6,4"),
@@ -415,60 +433,56 @@ impl Report {
                 let pts: Vec<String> = gaps
                     .iter()
                     .enumerate()
-                    .map(|(i, (_, s))| format!("{:.1},{:.1}", lx(i), ly(f(&s[ri]))))
+                    .map(|(i, r)| format!("{:.1},{:.1}", lx(i), ly(r.median(ri, *f))))
                     .collect();
                 writeln!(o, r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="2.5" stroke-dasharray="{dash}"/>"#, pts.join(" "), colors[ri]).unwrap();
                 let ly_ = y0 + 14.0 + (ri * 2 + pi) as f64 * 16.0;
-                writeln!(o, r#"<line x1="{}" x2="{}" y1="{ly_}" y2="{ly_}" stroke="{}" stroke-width="2.5" stroke-dasharray="{dash}"/><text x="{}" y="{}">{rt} {label}</text>"#, x0 + 10.0, x0 + 35.0, colors[ri], x0 + 40.0, ly_ + 4.0).unwrap();
+                writeln!(o, r#"<line x1="{}" x2="{}" y1="{ly_}" y2="{ly_}" stroke="{}" stroke-width="2.5" stroke-dasharray="{dash}"/><text x="{}" y="{}">{} {label}</text>"#, x0 + 10.0, x0 + 35.0, colors[ri], x0 + 40.0, ly_ + 4.0, xml_escape(rt)).unwrap();
             }
         }
-        // Right: context switches per request, per mode.
-        let (bx, by, bw, bh) = (680.0, 50.0, 390.0, 320.0);
-        writeln!(o, r#"<text x="{bx}" y="25" font-size="15" font-weight="bold">Server context switches per request</text>"#).unwrap();
-        let cmax = self
-            .rows
-            .iter()
-            .flat_map(|(_, s)| [s[0].cs, s[1].cs])
-            .fold(0.1f64, f64::max)
-            * 1.1;
-        let n = self.rows.len() as f64;
-        let slot = bh / n;
-        for (i, (m, s)) in self.rows.iter().enumerate() {
-            let y = by + i as f64 * slot;
-            writeln!(
-                o,
-                r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
-                bx + 85.0,
-                y + slot * 0.6,
-                m.name()
-            )
-            .unwrap();
-            for ri in 0..2 {
-                let w = s[ri].cs / cmax * (bw - 150.0);
-                let yy = y + 2.0 + ri as f64 * (slot - 4.0) / 2.0;
-                writeln!(o, r#"<rect x="{}" y="{yy:.1}" width="{w:.1}" height="{:.1}" fill="{}"/><text x="{:.1}" y="{:.1}" font-size="10">{:.2}</text>"#, bx + 90.0, (slot - 4.0) / 2.0 - 1.0, colors[ri], bx + 93.0 + w, yy + (slot - 4.0) / 2.0 - 2.0, s[ri].cs).unwrap();
-            }
-        }
+    }
+    // Right: context switches per request, per mode.
+    let (bx, by, bw, bh) = (680.0, top + 50.0, 390.0, 320.0);
+    writeln!(
+        o,
+        r#"<text x="{bx}" y="{}" font-size="15" font-weight="bold">Server context switches per request</text>"#,
+        top + 25.0
+    )
+    .unwrap();
+    let cmax = t
+        .rows
+        .iter()
+        .flat_map(|r| [r.median(0, |s| s.cs), r.median(1, |s| s.cs)])
+        .fold(0.1f64, f64::max)
+        * 1.1;
+    let slot = bh / t.rows.len().max(1) as f64;
+    for (i, r) in t.rows.iter().enumerate() {
+        let y = by + i as f64 * slot;
         writeln!(
             o,
-            r##"<text x="{x0}" y="{}" fill="#555">{}</text>"##,
-            H - 20.0,
-            xml_escape(&format!("{} | {}", self.machine, self.settings))
+            r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
+            bx + 85.0,
+            y + slot * 0.6,
+            r.mode.name()
         )
         .unwrap();
-        o.push_str("</svg>\n");
-        o
+        for (ri, color) in colors.iter().enumerate() {
+            let cs = r.median(ri, |s| s.cs);
+            let w = cs / cmax * (bw - 150.0);
+            let yy = y + 2.0 + ri as f64 * (slot - 4.0) / 2.0;
+            writeln!(o, r#"<rect x="{}" y="{yy:.1}" width="{w:.1}" height="{:.1}" fill="{color}"/><text x="{:.1}" y="{:.1}" font-size="10">{cs:.2}</text>"#, bx + 90.0, (slot - 4.0) / 2.0 - 1.0, bx + 93.0 + w, yy + (slot - 4.0) / 2.0 - 2.0).unwrap();
+        }
     }
 }
 
-fn xml_escape(s: &str) -> String {
+pub fn xml_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
 
 /// A one-line description of this machine.
-fn machine() -> String {
+pub fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {

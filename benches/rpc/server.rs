@@ -1,13 +1,137 @@
-//! The benchmark's echo servers: the same handler shape on spinpark and on tokio, each run in
-//! its own process (the bench binary re-executes itself with `--serve RUNTIME`).
+//! The benchmark's servers: the same echo handler on spinpark and on tokio (and the kv
+//! server), each run in its own process (the bench binary re-executes itself with
+//! `--serve RUNTIME --workers N [--spin D] [--deadline]`).
+//!
+//! ```text
+//! let spec = Spec::new("spinpark", 2).spin(Some(Duration::from_micros(25)));
+//! let mut server = Server::start(&spec, layout.server_cpus());
+//! let before = server.usage(); /* load server.addr */ let used = server.usage().since(before);
+//! server.stop();
+//! ```
 //!
 //! The server prints `PORT n` once it listens, then answers `STATS` lines on stdin with its
 //! own resource usage (all threads, from `getrusage(RUSAGE_SELF)`), and exits at end of input.
+//! The spin window is set per process with `--spin`, so one run can compare several.
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, BufReader, Write};
+use std::net::SocketAddr;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 use crate::echo_proto::{payload_len, serve_futures_io, DEFAULT_MAX_FRAME};
+use crate::{deadline, pin};
+
+/// What server process to start.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// `spinpark`, `tokio`, or `kv` (the kv example's server, on spinpark).
+    pub runtime: &'static str,
+    pub workers: usize,
+    /// spinpark's spin window; `None` is the runtime's default.
+    pub spin: Option<Duration>,
+    /// Every request runs under an idle timeout and a deadline (see `deadline.rs`).
+    pub deadline: bool,
+}
+
+impl Spec {
+    pub fn new(runtime: &'static str, workers: usize) -> Spec {
+        Spec {
+            runtime,
+            workers,
+            spin: None,
+            deadline: false,
+        }
+    }
+
+    pub fn spin(mut self, spin: Option<Duration>) -> Spec {
+        if self.runtime != "tokio" {
+            self.spin = spin;
+        }
+        self
+    }
+
+    pub fn deadline(mut self, on: bool) -> Spec {
+        self.deadline = on;
+        self
+    }
+
+    /// The name tables use: the runtime, with its spin window when one was set.
+    pub fn label(&self) -> String {
+        match self.spin {
+            Some(s) => format!("{} spin={}", self.runtime, crate::mode::fmt_dur(s)),
+            None => self.runtime.to_string(),
+        }
+    }
+
+    fn args(&self) -> Vec<String> {
+        let mut a = vec![
+            "--serve".to_string(),
+            self.runtime.to_string(),
+            "--workers".to_string(),
+            self.workers.to_string(),
+        ];
+        if let Some(s) = self.spin {
+            a.push("--spin".into());
+            a.push(format!("{}ns", s.as_nanos()));
+        }
+        if self.deadline {
+            a.push("--deadline".into());
+        }
+        a
+    }
+}
+
+/// A server process and its control pipe.
+pub struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    pub addr: SocketAddr,
+}
+
+impl Server {
+    /// Starts the server of `spec` with all its threads on `cpus`.
+    pub fn start(spec: &Spec, cpus: &[usize]) -> Server {
+        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        cmd.args(spec.args())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        let mut child = pin::spawn_on(cpus, &mut cmd).expect("start server");
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let port: u16 = line
+            .trim()
+            .strip_prefix("PORT ")
+            .unwrap_or_else(|| panic!("{} server said {line:?}", spec.label()))
+            .parse()
+            .unwrap();
+        Server {
+            child,
+            stdin,
+            stdout,
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        }
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn usage(&mut self) -> Usage {
+        writeln!(self.stdin, "STATS").unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        Usage::parse(&line).unwrap_or_else(|| panic!("bad stats line {line:?}"))
+    }
+
+    pub fn stop(mut self) {
+        drop(self.stdin);
+        let _ = self.child.wait();
+    }
+}
 
 /// What a server reports about itself.
 #[derive(Debug, Clone, Copy, Default)]
@@ -77,25 +201,48 @@ fn control_loop() -> ! {
     std::process::exit(0);
 }
 
-pub fn serve(runtime: &str, workers: usize, spin: Option<Duration>) {
-    match runtime {
-        "spinpark" => serve_spinpark(workers, spin),
-        "tokio" => serve_tokio(workers),
+/// Runs the server `spec` describes in this process, until stdin closes.
+pub fn serve(spec: &Spec) {
+    match spec.runtime {
+        "spinpark" => serve_spinpark(spec.workers, spec.spin, spec.deadline),
+        "tokio" => serve_tokio(spec.workers, spec.deadline),
+        "kv" => serve_kv(spec.workers, spec.spin),
         other => panic!("unknown runtime {other}"),
     }
 }
 
-fn serve_spinpark(workers: usize, spin: Option<Duration>) {
+fn spinpark_runtime(workers: usize, spin: Option<Duration>) -> spinpark::Runtime {
     let mut b = spinpark::Builder::new().worker_threads(workers);
     if let Some(s) = spin {
         b = b.spin(s);
     }
-    let rt = b.build().expect("spinpark runtime");
+    b.build().expect("spinpark runtime")
+}
+
+fn listen_spinpark(rt: &spinpark::Runtime) -> spinpark::net::TcpListener {
     let listener = rt
         .block_on(spinpark::net::TcpListener::bind("127.0.0.1:0"))
         .expect("bind");
     println!("PORT {}", listener.local_addr().unwrap().port());
     io::stdout().flush().ok();
+    listener
+}
+
+/// The kv example's server (the same module `examples/kv_server.rs` runs).
+fn serve_kv(workers: usize, spin: Option<Duration>) {
+    let rt = spinpark_runtime(workers, spin);
+    let listener = listen_spinpark(&rt);
+    rt.spawn(async move {
+        if let Err(e) = crate::kv::serve(listener, crate::kv::Store::new()).await {
+            eprintln!("kv server: {e}");
+        }
+    });
+    control_loop();
+}
+
+fn serve_spinpark(workers: usize, spin: Option<Duration>, with_deadline: bool) {
+    let rt = spinpark_runtime(workers, spin);
+    let listener = listen_spinpark(&rt);
     rt.spawn(async move {
         loop {
             let (stream, _) = match listener.accept().await {
@@ -107,7 +254,12 @@ fn serve_spinpark(workers: usize, spin: Option<Duration>) {
             };
             stream.set_nodelay(true).ok();
             spinpark::spawn(async move {
-                if let Err(e) = serve_futures_io(stream, DEFAULT_MAX_FRAME).await {
+                let served = if with_deadline {
+                    deadline::serve_spinpark(stream, DEFAULT_MAX_FRAME).await
+                } else {
+                    serve_futures_io(stream, DEFAULT_MAX_FRAME).await
+                };
+                if let Err(e) = served {
                     eprintln!("spinpark server: closing a connection: {e}");
                 }
             });
@@ -116,7 +268,7 @@ fn serve_spinpark(workers: usize, spin: Option<Duration>) {
     control_loop();
 }
 
-fn serve_tokio(workers: usize) {
+fn serve_tokio(workers: usize, with_deadline: bool) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .enable_all()
@@ -138,7 +290,12 @@ fn serve_tokio(workers: usize) {
             };
             stream.set_nodelay(true).ok();
             tokio::spawn(async move {
-                if let Err(e) = serve_tokio_conn(stream, DEFAULT_MAX_FRAME).await {
+                let served = if with_deadline {
+                    deadline::serve_tokio(stream, DEFAULT_MAX_FRAME).await
+                } else {
+                    serve_tokio_conn(stream, DEFAULT_MAX_FRAME).await
+                };
+                if let Err(e) = served {
                     eprintln!("tokio server: closing a connection: {e}");
                 }
             });

@@ -1,0 +1,152 @@
+//! The benchmark's load shapes, their names (what `--only` matches) and how long each runs.
+//!
+//! ```text
+//! for m in mode::main(false) { println!("{} ~{:?}", m.name(), m.estimate()); }
+//! ```
+//!
+//! Closed loop: `sync T=n` (n threads, one request in flight each), `async CxD` (C
+//! connections, up to D in flight each) and `gap X` (one client, a pause of X between a reply
+//! and the next request). Open loop: `poisson X` (Poisson arrivals with mean inter-arrival X
+//! over several connections).
+
+use std::time::Duration;
+
+/// One benchmark mode.
+#[derive(Debug, Clone, Copy)]
+pub enum Mode {
+    Sync {
+        threads: usize,
+        dur: Duration,
+    },
+    Async {
+        conns: usize,
+        depth: usize,
+        dur: Duration,
+    },
+    Gap {
+        gap: Duration,
+        count: usize,
+    },
+    Poisson {
+        mean: Duration,
+        conns: usize,
+        dur: Duration,
+    },
+}
+
+/// Connections the poisson mode spreads its requests over.
+const POISSON_CONNS: usize = 4;
+
+impl Mode {
+    pub fn name(&self) -> String {
+        match *self {
+            Mode::Sync { threads, .. } => format!("sync T={threads}"),
+            Mode::Async { conns, depth, .. } => format!("async {conns}x{depth}"),
+            Mode::Gap { gap, .. } => format!("gap {}", fmt_dur(gap)),
+            Mode::Poisson { mean, .. } => format!("poisson {}", fmt_dur(mean)),
+        }
+    }
+
+    pub fn gap(&self) -> Option<Duration> {
+        match *self {
+            Mode::Gap { gap, .. } => Some(gap),
+            _ => None,
+        }
+    }
+
+    pub fn is_closed_loop_throughput(&self) -> bool {
+        matches!(self, Mode::Sync { .. } | Mode::Async { .. })
+    }
+
+    pub fn is_poisson(&self) -> bool {
+        matches!(self, Mode::Poisson { .. })
+    }
+
+    /// Threads the load generator runs this mode with.
+    pub fn client_threads(&self) -> usize {
+        match *self {
+            Mode::Sync { threads, .. } => threads,
+            Mode::Async { conns, .. } => conns,
+            Mode::Gap { .. } | Mode::Poisson { .. } => 1,
+        }
+    }
+
+    /// About how long one run of this mode takes.
+    pub fn estimate(&self) -> Duration {
+        match *self {
+            Mode::Sync { dur, .. } | Mode::Async { dur, .. } => dur,
+            Mode::Gap { gap, count } => (gap + Duration::from_micros(40)) * count as u32,
+            Mode::Poisson { dur, .. } => dur + Duration::from_millis(5),
+        }
+    }
+}
+
+/// `0`, `20us`, `1ms`.
+pub fn fmt_dur(d: Duration) -> String {
+    let us = d.as_micros();
+    if us == 0 {
+        "0".into()
+    } else if us % 1000 == 0 {
+        format!("{}ms", us / 1000)
+    } else {
+        format!("{us}us")
+    }
+}
+
+/// The gaps of the gap mode.
+pub const GAPS_US: [u64; 9] = [0, 20, 50, 100, 200, 500, 1_000, 5_000, 10_000];
+
+/// One gap mode, with as many requests as fit its time budget (at least 30, 20 in `--quick`).
+pub fn gap(us: u64, quick: bool) -> Mode {
+    let (budget, min) = if quick {
+        (Duration::from_millis(100), 20)
+    } else {
+        (Duration::from_millis(600), 30)
+    };
+    let gap = Duration::from_micros(us);
+    let per = gap + Duration::from_micros(40);
+    let count = (budget.as_nanos() / per.as_nanos()).clamp(min, 20_000) as usize;
+    Mode::Gap { gap, count }
+}
+
+/// The closed-loop throughput modes, `sync T=1`, `sync T=4` and `async 4x16`.
+pub fn throughput(quick: bool) -> Vec<Mode> {
+    let dur = if quick {
+        Duration::from_millis(200)
+    } else {
+        Duration::from_secs(1)
+    };
+    vec![
+        Mode::Sync { threads: 1, dur },
+        Mode::Sync { threads: 4, dur },
+        Mode::Async {
+            conns: 4,
+            depth: 16,
+            dur,
+        },
+    ]
+}
+
+/// The modes of a full (or `--quick`) run: throughput, then every gap.
+pub fn main(quick: bool) -> Vec<Mode> {
+    let mut m = throughput(quick);
+    m.extend(GAPS_US.iter().map(|&us| gap(us, quick)));
+    m
+}
+
+/// The open-loop modes: mean inter-arrival 20 us, 200 us and 2 ms.
+pub fn poisson(quick: bool) -> Vec<Mode> {
+    let dur = if quick {
+        Duration::from_millis(500)
+    } else {
+        Duration::from_secs(2)
+    };
+    [20u64, 200, 2_000]
+        .iter()
+        .map(|&us| Mode::Poisson {
+            mean: Duration::from_micros(us),
+            conns: POISSON_CONNS,
+            dur,
+        })
+        .collect()
+}

@@ -1,0 +1,163 @@
+//! Running a plan: servers started in a layout, modes measured in alternating rounds, one
+//! progress line per mode and round.
+//!
+//! ```text
+//! let plan = Plan { title, layout, specs: vec![spinpark, tokio], modes, rounds: 3, restart: false };
+//! let mut progress = Progress::new(estimate(&[&plan]));
+//! let runs = run(&plan, &mut progress); // runs[mode][server][round]
+//! ```
+//!
+//! The load generator (this process's main thread, and the threads it spawns) is pinned to
+//! the layout's client CPUs, each server process to its server CPUs. Within a round, the
+//! servers take turns on each mode, in an order that rotates from mode to mode and round to
+//! round, so that drift on the machine hits them alike. With `restart`, every server is
+//! restarted before each round (the colocated layout, whose placement is a fresh draw).
+
+use std::time::{Duration, Instant};
+
+use crate::load;
+use crate::mode::Mode;
+use crate::pin::{self, Layout};
+use crate::poisson;
+use crate::sample::{Caps, Sample};
+use crate::server::{Server, Spec, Usage};
+
+/// Lets the server's workers settle into the idle state a mode starts from.
+const SETTLE: Duration = Duration::from_millis(20);
+/// About what starting (or restarting) a server process costs.
+const START: Duration = Duration::from_millis(30);
+
+/// Servers, a layout and modes, run for some rounds.
+#[derive(Debug)]
+pub struct Plan {
+    /// Names the table: `remote, 2 workers`.
+    pub title: String,
+    pub layout: Layout,
+    pub specs: Vec<Spec>,
+    pub modes: Vec<Mode>,
+    pub rounds: usize,
+    pub restart: bool,
+}
+
+impl Plan {
+    pub fn estimate(&self) -> Duration {
+        let per_round: Duration = self.modes.iter().map(|m| m.estimate() + SETTLE).sum();
+        let starts = if self.restart { self.rounds } else { 1 };
+        (per_round * self.rounds as u32 + START * starts as u32) * self.specs.len() as u32
+    }
+}
+
+/// A mode that drives servers with an outside tool (kv: `redis-benchmark`) and reports its
+/// own Markdown section instead of echo tables.
+pub trait External {
+    /// About how long [`External::run`] takes (zero when it will be skipped).
+    fn estimate(&self) -> Duration;
+    /// Runs the mode; returns its section (or a line saying why it was skipped).
+    fn run(&self, progress: &mut Progress) -> String;
+}
+
+/// Elapsed time against the estimate, for the progress lines.
+#[derive(Debug)]
+pub struct Progress {
+    started: Instant,
+    estimate: Duration,
+}
+
+impl Progress {
+    pub fn new(estimate: Duration) -> Progress {
+        eprintln!("estimated duration: {}", fmt_secs(estimate));
+        Progress {
+            started: Instant::now(),
+            estimate,
+        }
+    }
+
+    pub fn line(&self, what: &str) {
+        eprintln!(
+            "[{:>5} of ~{}] {what}",
+            fmt_secs(self.started.elapsed()),
+            fmt_secs(self.estimate)
+        );
+    }
+}
+
+/// `2m05s`, `40s`.
+pub fn fmt_secs(d: Duration) -> String {
+    let s = d.as_secs_f64().round() as u64;
+    if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// Runs `plan`; returns the samples as `[mode][server][round]`.
+pub fn run(plan: &Plan, progress: &mut Progress) -> Vec<Vec<Vec<Sample>>> {
+    pin::pin_current(plan.layout.client_cpus()).expect("pin the load generator");
+    let start_all = || -> Vec<Server> {
+        plan.specs
+            .iter()
+            .map(|s| Server::start(s, plan.layout.server_cpus()))
+            .collect()
+    };
+    let mut servers = start_all();
+    let n = servers.len();
+    let mut out = vec![vec![Vec::with_capacity(plan.rounds); n]; plan.modes.len()];
+    for round in 0..plan.rounds {
+        if plan.restart && round > 0 {
+            servers.into_iter().for_each(Server::stop);
+            servers = start_all();
+        }
+        for (mi, mode) in plan.modes.iter().enumerate() {
+            let mut summary = Vec::new();
+            for k in 0..n {
+                let si = (k + round + mi) % n;
+                let sample = measure(&mut servers[si], mode, plan, &plan.specs[si]);
+                summary.push((si, sample));
+                out[mi][si].push(sample);
+            }
+            summary.sort_by_key(|(si, _)| *si);
+            let figures: Vec<String> = summary
+                .iter()
+                .map(|(si, s)| {
+                    format!(
+                        "{} {:.1}k req/s p50 {:.1}us",
+                        plan.specs[*si].label(),
+                        s.reqs_per_sec / 1000.0,
+                        s.p50
+                    )
+                })
+                .collect();
+            progress.line(&format!(
+                "{} round {}/{} {}: {}",
+                plan.title,
+                round + 1,
+                plan.rounds,
+                mode.name(),
+                figures.join(", ")
+            ));
+        }
+    }
+    servers.into_iter().for_each(Server::stop);
+    out
+}
+
+fn measure(server: &mut Server, mode: &Mode, plan: &Plan, spec: &Spec) -> Sample {
+    std::thread::sleep(SETTLE);
+    let spin = plan.layout.is_remote();
+    let s0 = server.usage();
+    let c0 = Usage::now();
+    let r = match *mode {
+        Mode::Sync { threads, dur } => load::sync(server.addr, threads, dur),
+        Mode::Async { conns, depth, dur } => load::pipelined(server.addr, conns, depth, dur),
+        Mode::Gap { gap, count } => load::gap(server.addr, gap, count, spin),
+        Mode::Poisson { mean, conns, dur } => poisson::run(server.addr, conns, mean, dur, spin),
+    };
+    let c = Usage::now().since(c0);
+    let s = server.usage().since(s0);
+    let caps = Caps {
+        server: spec.workers.min(plan.layout.server_cpus().len()),
+        client: mode.client_threads().min(plan.layout.client_cpus().len()),
+    };
+    Sample::new(&r, s, c, caps)
+}
