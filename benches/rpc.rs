@@ -5,6 +5,7 @@
 //! cargo bench --bench rpc -- --quick    # under 45 seconds
 //! cargo bench --bench rpc -- --docs     # also refresh docs/bench.md and docs/bench.svg
 //! cargo bench --bench rpc -- --only "sync T=1,gap 50us" --rounds 5 --spin 100us
+//! cargo bench --bench rpc -- --only http   # examples/http_server against hyper+tokio, with wrk
 //! ```
 //!
 //! Each runtime serves from its own process (this binary, re-executed with `--serve`), with
@@ -18,6 +19,8 @@
 
 #[path = "../examples/common/echo_proto.rs"]
 mod echo_proto;
+#[path = "rpc/http.rs"]
+mod http;
 #[path = "rpc/load.rs"]
 mod load;
 #[path = "rpc/report.rs"]
@@ -60,6 +63,9 @@ fn parse_duration(s: &str) -> Duration {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if http::requested(&args) {
+        return http::run(&args);
+    }
     let mut opts = Options {
         quick: false,
         docs: false,
