@@ -71,3 +71,41 @@ async fn framed_over_owned_halves_and_a_line_limit() {
     .await
     .expect("timed out");
 }
+
+/// With `tokio-io`, hyper-util's `TokioIo` (a pure trait adapter) takes a spinpark socket: it
+/// is `tokio::net` sockets, tokio's timers and `tokio::spawn` that need tokio's runtime.
+#[spinpark::test]
+async fn hyper_util_tokio_io_over_a_spinpark_socket() {
+    use http_body_util::{BodyExt, Full};
+    use hyper::body::{Bytes, Incoming};
+    use hyper_util::rt::TokioIo;
+    spinpark::time::timeout(LIMIT, async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        spinpark::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            let svc = hyper::service::service_fn(|req: hyper::Request<Incoming>| async move {
+                let path = req.uri().path().to_string();
+                Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(Bytes::from(
+                    path,
+                ))))
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), svc)
+                .await;
+        });
+        let stream = TcpStream::connect(addr).await.unwrap();
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .unwrap();
+        spinpark::spawn(conn);
+        let req = hyper::Request::get("/via-tokio-io")
+            .body(Full::new(Bytes::new()))
+            .unwrap();
+        let body = sender.send_request(req).await.unwrap().into_body();
+        let bytes = body.collect().await.unwrap().to_bytes();
+        assert_eq!(&bytes[..], b"/via-tokio-io");
+    })
+    .await
+    .expect("timed out");
+}

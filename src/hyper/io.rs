@@ -31,13 +31,17 @@ use crate::net::TcpStream;
 /// A byte stream [`Io`] can drive: `futures-io`'s traits plus a read into uninitialised
 /// memory. Implemented for [`TcpStream`] and, by zeroing first, for [`ZeroFill`].
 ///
+/// # Safety
+/// When `poll_read_uninit` returns `Ready(Ok(n))`, `n` is at most `buf.len()` and the first
+/// `n` bytes of `buf` have been written: hyper then reads them as initialised memory.
+///
 /// ```
 /// fn takes_stream<S: spinpark::hyper::Stream>(_: S) {}
 /// # fn f(tcp: spinpark::net::TcpStream) {
 /// takes_stream(tcp);
 /// # }
 /// ```
-pub trait Stream: AsyncRead + AsyncWrite + Unpin {
+pub unsafe trait Stream: AsyncRead + AsyncWrite + Unpin {
     /// Reads into `buf`; on `Ok(n)` its first `n` bytes are initialised (0: end of stream).
     fn poll_read_uninit(
         self: Pin<&mut Self>,
@@ -50,7 +54,9 @@ pub trait Stream: AsyncRead + AsyncWrite + Unpin {
     fn is_write_vectored(&self) -> bool;
 }
 
-impl Stream for TcpStream {
+// SAFETY: TcpStream::poll_read_uninit returns what recv(2) wrote into the buffer, which the
+// kernel caps at the buffer's length.
+unsafe impl Stream for TcpStream {
     fn poll_read_uninit(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -136,7 +142,8 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for ZeroFill<T> {
     }
 }
 
-impl<T: AsyncRead + AsyncWrite + Unpin> Stream for ZeroFill<T> {
+// SAFETY: the whole buffer is zeroed before the read, and `n` is capped at its length.
+unsafe impl<T: AsyncRead + AsyncWrite + Unpin> Stream for ZeroFill<T> {
     fn poll_read_uninit(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -202,9 +209,10 @@ impl<T: Stream> ::hyper::rt::Read for Io<T> {
         let unfilled = unsafe { buf.as_mut() };
         let len = unfilled.len();
         let n = ready!(Pin::new(&mut self.inner).poll_read_uninit(cx, unfilled))?;
+        // Stream's contract already promises this; a cheap check against a faulty impl.
         assert!(n <= len, "a stream reported reading more than it was given");
-        // SAFETY: the stream initialised the first `n` bytes of the cursor (checked to be
-        // within it above).
+        // SAFETY: by Stream's contract the stream initialised the first `n` bytes of the
+        // cursor, which are within it (checked above).
         unsafe { buf.advance(n) };
         Poll::Ready(Ok(()))
     }

@@ -37,8 +37,10 @@
 //!   so install it with `.timer(Timer::new())` on every builder. Since hyper 1.4, HTTP/1's
 //!   `header_read_timeout` defaults to 30 s and is active whenever a timer is installed.
 //!
-//! Do not use hyper-util's `TokioIo`, `TokioExecutor` or `TokioTimer` here: they compile, but
-//! need a tokio runtime and panic at run time ("there is no reactor running") on spinpark.
+//! Do not use hyper-util's `TokioExecutor` or `TokioTimer`, or its `TokioIo` around a
+//! `tokio::net` socket, here: they compile, but need a tokio runtime and panic at run time
+//! ("there is no reactor running") on spinpark. (`TokioIo` around a spinpark socket does work,
+//! with the `tokio-io` feature, and does not zero-fill either.)
 
 mod executor;
 mod io;
