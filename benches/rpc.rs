@@ -10,6 +10,7 @@
 //! cargo bench --bench rpc -- --only sweep --windows 0,25us,100us,250us,1ms [--docs]
 //! cargo bench --bench rpc -- --only deadline   # per-request timeouts, sync T=4 and async
 //! cargo bench --bench rpc -- --only kv         # kv_server vs redis-server under redis-benchmark
+//! cargo bench --bench rpc -- --only http       # examples/http_server vs hyper+tokio, with wrk
 //! ```
 //!
 //! Each server is its own process (this binary, re-executed with `--serve`), with the same
@@ -33,6 +34,8 @@ use examples_common::{echo_proto, kv};
 mod clock;
 #[path = "rpc/deadline.rs"]
 mod deadline;
+#[path = "rpc/http.rs"]
+mod http;
 #[path = "rpc/kvbench.rs"]
 mod kvbench;
 #[path = "rpc/load.rs"]
@@ -103,6 +106,9 @@ fn usage_error(msg: String) -> ! {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if http::requested(&args) {
+        return http::run(&args);
+    }
     let mut opts = Options {
         quick: false,
         docs: false,

@@ -71,6 +71,9 @@ pub mod runtime {
     };
 }
 
+#[cfg(feature = "hyper")]
+pub mod hyper;
+
 /// The README's examples, compiled as doc tests.
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

@@ -1,6 +1,6 @@
 //! Code shared by spinpark's examples (`examples/`), the `rpc` benchmark and the integration
-//! tests: the echo protocol, the key-value server and its RESP protocol, and command-line
-//! parsing. Not published; a workspace member so that each user links it as a crate instead
+//! tests: the echo protocol, the key-value server and its RESP protocol, command-line
+//! parsing, and (with the `hyper` feature) the HTTP, TLS and gRPC services. Not published; a workspace member so that each user links it as a crate instead
 //! of including its files with `#[path]`.
 //!
 //! ```
@@ -14,3 +14,10 @@ pub mod duration;
 pub mod echo_proto;
 pub mod kv;
 pub mod resp;
+
+#[cfg(feature = "hyper")]
+pub mod grpc;
+#[cfg(feature = "hyper")]
+pub mod http;
+#[cfg(feature = "hyper")]
+pub mod tls;

@@ -54,6 +54,8 @@ macro_rules! impl_async_write {
 mod listener;
 mod split;
 mod stream;
+#[cfg(feature = "tokio-io")]
+mod tokio_io;
 
 pub use listener::{Incoming, TcpListener, ACCEPT_BACKOFF};
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};

@@ -12,11 +12,11 @@ use super::TcpStream;
 
 /// The read half of [`TcpStream::split`].
 #[derive(Debug)]
-pub struct ReadHalf<'a>(&'a TcpStream);
+pub struct ReadHalf<'a>(pub(super) &'a TcpStream);
 
 /// The write half of [`TcpStream::split`].
 #[derive(Debug)]
-pub struct WriteHalf<'a>(&'a TcpStream);
+pub struct WriteHalf<'a>(pub(super) &'a TcpStream);
 
 pub(crate) fn split(stream: &mut TcpStream) -> (ReadHalf<'_>, WriteHalf<'_>) {
     (ReadHalf(stream), WriteHalf(stream))
@@ -24,13 +24,13 @@ pub(crate) fn split(stream: &mut TcpStream) -> (ReadHalf<'_>, WriteHalf<'_>) {
 
 /// The read half of [`TcpStream::into_split`].
 #[derive(Debug)]
-pub struct OwnedReadHalf(Arc<TcpStream>);
+pub struct OwnedReadHalf(pub(super) Arc<TcpStream>);
 
 /// The write half of [`TcpStream::into_split`]. Dropping it (or closing it) shuts down the
 /// write side of the connection, so the peer reads end of stream; the read half keeps working.
 #[derive(Debug)]
 pub struct OwnedWriteHalf {
-    stream: Arc<TcpStream>,
+    pub(super) stream: Arc<TcpStream>,
     shutdown_on_drop: bool,
 }
 

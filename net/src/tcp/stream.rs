@@ -2,6 +2,7 @@
 
 use std::future::poll_fn;
 use std::io::{self, IoSlice, Read, Write};
+use std::mem::MaybeUninit;
 use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::task::{Context, Poll};
@@ -149,6 +150,32 @@ impl TcpStream {
         super::split::into_split(self)
     }
 
+    /// Reads into possibly uninitialised memory, waiting until the socket is readable: on
+    /// `Ok(n)` the first `n` bytes of `buf` are initialised (`0` means end of stream).
+    ///
+    /// This is for adapters (hyper's `Read`, tokio's `AsyncRead`) whose buffers are not
+    /// zeroed: `futures-io`'s `AsyncRead` takes `&mut [u8]`, which would force them to zero
+    /// every buffer before each read.
+    ///
+    /// ```no_run
+    /// # async fn f(stream: spinpark_net::TcpStream) -> std::io::Result<()> {
+    /// let mut buf = Vec::<u8>::with_capacity(4096);
+    /// let n = std::future::poll_fn(|cx| stream.poll_read_uninit(cx, buf.spare_capacity_mut())).await?;
+    /// // SAFETY: poll_read_uninit initialised the first `n` bytes of the spare capacity.
+    /// unsafe { buf.set_len(n) };
+    /// # Ok(()) }
+    /// ```
+    pub fn poll_read_uninit(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [MaybeUninit<u8>],
+    ) -> Poll<io::Result<usize>> {
+        let len = buf.len();
+        self.io.poll_transfer(Direction::Read, cx, len, |s| {
+            recv_uninit(s.as_raw_fd(), buf)
+        })
+    }
+
     pub(crate) fn poll_read_priv(
         &self,
         cx: &mut Context<'_>,
@@ -248,6 +275,18 @@ fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
         }
     };
     (storage, len as libc::socklen_t)
+}
+
+/// `recv` into memory that need not be initialised; the kernel writes the bytes it returns.
+fn recv_uninit(fd: RawFd, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
+    // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the duration of the call and
+    // recv only writes into it (it never reads it), so uninitialised memory is fine.
+    let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
 }
 
 /// `sendmsg` with `MSG_NOSIGNAL`: a vectored write that reports a closed peer as `EPIPE`.

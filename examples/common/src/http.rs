@@ -1,0 +1,88 @@
+//! The HTTP service of `examples/http_server.rs`, shared with the tests and the http bench:
+//! a hello-world route and an echo-body route, written once as a hyper service and once as an
+//! axum router, served on spinpark (through `spinpark::hyper`) or on tokio (through
+//! hyper-util's tokio adapters, for comparison).
+//!
+//! Routes: `GET /` answers `Hello, world!`; `POST /echo` streams the request body back as it
+//! arrives (nothing is buffered whole, so a large body costs no memory); anything else is 404.
+
+use std::convert::Infallible;
+use std::error::Error;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::server::conn::auto;
+
+/// Errors of a connection.
+pub type BoxError = Box<dyn Error + Send + Sync>;
+
+/// The response body of [`handle`].
+pub type Body = http_body_util::combinators::BoxBody<Bytes, hyper::Error>;
+
+/// The greeting of `GET /`.
+pub const HELLO: &str = "Hello, world!";
+
+fn full(b: impl Into<Bytes>) -> Body {
+    Full::new(b.into()).map_err(|e| match e {}).boxed()
+}
+
+/// The service, as a hyper handler.
+pub async fn handle(req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+    let resp = match (req.method(), req.uri().path()) {
+        (&Method::GET, "/") => Response::new(full(HELLO)),
+        (&Method::POST, "/echo") => Response::new(req.into_body().boxed()),
+        _ => {
+            let mut r = Response::new(full("not found\n"));
+            *r.status_mut() = StatusCode::NOT_FOUND;
+            r
+        }
+    };
+    Ok(resp)
+}
+
+/// The same service as an axum router.
+pub fn axum_router() -> axum::Router {
+    use axum::routing::{get, post};
+    axum::Router::new()
+        .route("/", get(|| async { HELLO }))
+        .route("/echo", post(|body: axum::body::Body| async { body }))
+}
+
+/// Serves HTTP/1.1 and HTTP/2 (chosen by what the client sends first) on one spinpark
+/// connection, with the hyper handler or the axum router.
+pub async fn serve_spinpark<S>(stream: S, use_axum: bool) -> Result<(), BoxError>
+where
+    S: spinpark::hyper::Stream + Send + 'static,
+{
+    use spinpark::hyper::{Executor, Io, Timer};
+    let mut builder = auto::Builder::new(Executor::new());
+    builder.http1().timer(Timer::new());
+    builder.http2().timer(Timer::new());
+    let io = Io::new(stream);
+    if use_axum {
+        let svc = hyper_util::service::TowerToHyperService::new(axum_router());
+        builder.serve_connection(io, svc).await
+    } else {
+        builder
+            .serve_connection(io, hyper::service::service_fn(handle))
+            .await
+    }
+}
+
+/// The same on tokio, with hyper-util's tokio adapters.
+pub async fn serve_tokio(stream: tokio::net::TcpStream, use_axum: bool) -> Result<(), BoxError> {
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder.http1().timer(TokioTimer::new());
+    builder.http2().timer(TokioTimer::new());
+    let io = TokioIo::new(stream);
+    if use_axum {
+        let svc = hyper_util::service::TowerToHyperService::new(axum_router());
+        builder.serve_connection(io, svc).await
+    } else {
+        builder
+            .serve_connection(io, hyper::service::service_fn(handle))
+            .await
+    }
+}
