@@ -4,6 +4,12 @@
 //! --test loom_idle --release`. Each test models workers (threads that take items from a
 //! counter standing in for the queues) and producers (threads that add an item, then notify).
 //! A lost wake-up shows up as loom's deadlock report: every thread blocked, items left over.
+//!
+//! The last group (`Reactor`, `reactor_worker`) models spinpark-net's reactor as the workers
+//! meet it: spinners poll it, the driver blocks in it, and tasks register a timer in it. Its
+//! `shared_wake_*` tests run the same models against the reactor as it was before issue 9
+//! (the driver's wake-up in the epoll set that spinners poll) and expect loom's deadlock
+//! report: they show that these models can fail.
 #![cfg(loom)]
 
 use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering::SeqCst};
