@@ -53,7 +53,9 @@ pub fn get(handle: &Handle) -> Option<&dyn Driver> {
 /// An event source polled by the runtime's workers (an epoll reactor with timers).
 ///
 /// All methods may be called from any worker concurrently; the runtime makes sure that at most
-/// one worker is in [`Driver::park`] at a time.
+/// one worker is in [`Driver::park`] at a time. Other workers may be awake and calling
+/// [`Driver::poll`] while it is parked, so a wake-up meant for the parked worker must not be
+/// something a `poll` can consume (see [`Driver::unpark`]).
 pub trait Driver: Send + Sync + 'static {
     /// Dispatches the events that are ready now, without blocking: wakes the tasks they
     /// concern. Returns how many events were dispatched.
@@ -63,8 +65,9 @@ pub trait Driver: Send + Sync + 'static {
     /// then dispatches what is ready. May return spuriously.
     fn park(&self);
 
-    /// Makes a current or the next [`Driver::park`] return soon. Cheap when called often: the
-    /// implementation coalesces calls.
+    /// Makes a current or the next [`Driver::park`] return soon, whatever [`Driver::poll`]
+    /// calls other threads make meanwhile: the idle protocol relies on it to wake the parked
+    /// worker it picked. Cheap when called often: the implementation coalesces calls.
     fn unpark(&self);
 
     /// The runtime is shutting down: drop every waker the driver holds, so tasks waiting on

@@ -17,7 +17,7 @@
 //!         found => sleepers.stop_spinning(true, more_work, ..); run it
 //!         window over => sleepers.stop_spinning(false, ..)
 //!     }
-//!     match sleepers.park(recheck = find_work, drive = block in epoll_wait) {
+//!     match sleepers.park(recheck = find_work, drive = block in the reactor) {
 //!         Parked::Work(task) => run(task),
 //!         Parked::Woken => go spin (we are already counted as a spinner),
 //!         Parked::Shutdown => exit,
@@ -36,7 +36,7 @@
 //! | 0-7   | `sleepers`      | workers parked on the futex (on this very word) |
 //! | 8-15  | `spinners`      | workers spinning: awake, out of work, looking for more |
 //! | 16    | `WAKING`        | a futex sleeper has been picked to wake and has not yet claimed it |
-//! | 17    | `DRIVER`        | one worker is parked in the reactor (`epoll_wait`), not on the futex |
+//! | 17    | `DRIVER`        | one worker is parked in the reactor (`Driver::park`), not on the futex |
 //! | 18    | `DRIVER_WAKING` | that worker has been picked to wake and has not yet claimed it |
 //! | 19    | `SHUTDOWN`      | the runtime is stopping; nobody parks any more |
 //! | 20-31 | epoch           | bumped by every wake decision, so a sleeper that announced itself before that decision never blocks on the value it announced (no ABA) |
@@ -59,7 +59,7 @@
 //! * **Park** (`park`): the worker *announces* itself (adds itself to `sleepers`, or, when it
 //!   is the last awake worker and a reactor exists, sets `DRIVER`), issues a `SeqCst` fence,
 //!   and *re-checks every queue*. Only if that finds nothing does it block: on the futex with
-//!   the exact value it announced, or in `epoll_wait` as the driver.
+//!   the exact value it announced, or in the reactor (`Driver::park`) as the driver.
 //! * **Notify** (`notify`): a producer that made work visible (a spawn, a wake of a task)
 //!   issues a `SeqCst` fence and reads the word. If somebody is looking for work, it does
 //!   nothing: no syscall. Otherwise it picks one parked worker, in one CAS that bumps the
@@ -72,10 +72,31 @@
 //!   this one is still counted in `sleepers` and simply waits again. Likewise the driver
 //!   claims `DRIVER_WAKING`, or, when it returned on its own (I/O, a timer), clears `DRIVER`.
 //!
-//! Preferring the driver when waking matters: the reactor should be blocked in `epoll_wait`
-//! only while every other worker sleeps. Once a worker is awake it polls the reactor itself
-//! (without blocking) while it spins, and a thread blocked in `epoll_wait` beside it would be
-//! woken by the kernel for every event that the spinner is about to pick up anyway.
+//! # The driver
+//!
+//! A worker announces itself as the driver only when every other worker is counted in
+//! `sleepers`, so there is at most one (`DRIVER` or `DRIVER_WAKING` is set). That does *not*
+//! mean every other worker sleeps while the driver is blocked: a futex sleeper whose re-check
+//! finds work un-announces and runs it, and may then spin, poll the reactor, register timers
+//! and park on the futex again (it is not the last: the driver is not counted in `sleepers`),
+//! all while the driver stays blocked in the reactor. What the protocol keeps, and relies on:
+//!
+//! * **One driver**: `DRIVER` is set only by a CAS that saw every other worker in `sleepers`,
+//!   and cleared only by the driver itself or by the wake decision that picks it.
+//! * **Its wake-up reaches it**: [`crate::Driver::unpark`] makes the current or next `park`
+//!   return whatever other workers `poll` meanwhile. A wake-up that a spinner's zero-timeout
+//!   poll could consume (spinpark-net's eventfd in the shared epoll set, before issue 9) breaks
+//!   this: the driver, woken for nothing, blocks again, and a `DRIVER_WAKING` that is never
+//!   claimed stops every later `notify`.
+//! * **It waits for the earliest timer**: while it is parked, every other worker ends up on the
+//!   futex, so nobody else will be awake when a timer is due. The reactor unparks it, through
+//!   the same wake-up, when a timer is registered with an earlier deadline than the one it
+//!   waits for.
+//!
+//! Preferring the driver when waking keeps the time it spends blocked beside awake workers
+//! short: once a worker is awake it polls the reactor itself (without blocking) while it
+//! spins, and a thread blocked in the reactor beside it would be woken by the kernel for
+//! events that the spinner is about to pick up anyway.
 //!
 //! # The spin policy
 //!
@@ -101,7 +122,8 @@
 //! of the word sees the announcement (or a later value), so the producer picks a parked worker
 //! and changes the word; the worker then either sees the changed value and never blocks (the
 //! futex compares the value atomically with going to sleep) or is already blocked and receives
-//! the `FUTEX_WAKE` / eventfd write, which is issued after the change. If the producer's fence
+//! the `FUTEX_WAKE` / eventfd write, which is issued after the change (and, for the driver,
+//! reaches it whatever other workers poll: see "The driver"). If the producer's fence
 //! comes first, the worker's re-check sees the pushed task. Either way the task is run. The
 //! same argument covers a producer that saw `spinners > 0` and relied on that spinner: a
 //! spinner that gives up removes itself and then parks, which announces, fences and re-checks.
@@ -116,7 +138,9 @@
 //! old value), then wakes every futex sleeper and the driver.
 //!
 //! The protocol is model-checked with `loom` (`tests/loom_idle.rs`, with `--cfg loom`, where
-//! the futex is replaced by [`crate::futex`]'s model) and stress-tested with real threads.
+//! the futex is replaced by [`crate::futex`]'s model and the reactor by a model of its
+//! wake-up and timers, including workers that poll it beside a parked driver) and
+//! stress-tested with real threads.
 
 use std::time::{Duration, Instant};
 

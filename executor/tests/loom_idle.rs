@@ -4,9 +4,15 @@
 //! --test loom_idle --release`. Each test models workers (threads that take items from a
 //! counter standing in for the queues) and producers (threads that add an item, then notify).
 //! A lost wake-up shows up as loom's deadlock report: every thread blocked, items left over.
+//!
+//! The last group (`Reactor`, `reactor_worker`) models spinpark-net's reactor as the workers
+//! meet it: spinners poll it, the driver blocks in it, and tasks register a timer in it. Its
+//! `shared_wake_*` tests run the same models against the reactor as it was before issue 9
+//! (the driver's wake-up in the epoll set that spinners poll) and expect loom's deadlock
+//! report: they show that these models can fail.
 #![cfg(loom)]
 
-use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering::SeqCst};
 use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
 use spinpark_executor::loom_model::{Model, Outcome};
@@ -41,30 +47,119 @@ impl Queue {
     }
 }
 
-/// A model of the reactor's blocking wait: `park` blocks until `unpark`.
-#[derive(Default)]
-struct Driver {
-    unparked: Mutex<bool>,
-    cond: Condvar,
+/// Where the wake-up that `unpark` writes (the eventfd) can be collected.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Wake {
+    /// In the epoll set that every poller reads, as spinpark-net had it before issue 9: a
+    /// spinner's zero-timeout poll can take the wake-up meant for the parked driver, which then
+    /// finds nothing and blocks again with its old timeout.
+    Shared,
+    /// Only the parked driver sees it (spinpark-net now: the eventfd is not in the epoll set
+    /// that `poll` reads, only in what `park` waits on).
+    DriverOnly,
 }
 
-impl Driver {
-    fn park(&self) {
-        let mut u = self.unparked.lock().unwrap();
-        while !*u {
-            u = self.cond.wait(u).unwrap();
+/// `park_deadline` values: no worker in `park`; parked until a timer; parked without one.
+const NOT_PARKED: u8 = 0;
+const FINITE: u8 = 1;
+const INFINITE: u8 = 2;
+
+/// A model of spinpark-net's reactor (`net/src/reactor.rs`) as far as the idle protocol can
+/// tell: no I/O sources, one timer, and the eventfd wake-up.
+///
+/// * `unpark` sets the coalescing flag and, if it was clear, makes the eventfd ready (`edge`).
+/// * `poll` (a spinner's zero-timeout `epoll_wait`) takes a ready edge and clears the flag, if
+///   the edge is in the shared set ([`Wake::Shared`]); it never fires the timer (a spin window
+///   is microseconds, a timer milliseconds).
+/// * `park` publishes its deadline, computes its timeout from the timer, and waits for the
+///   edge. With a deadline the wait ends by itself (time passes: the timer fires); without
+///   one it re-blocks whenever it finds nothing, as `epoll_wait` does when another poller
+///   took the event it was woken for.
+/// * `add_timer` registers the timer and unparks a driver parked without a deadline.
+struct Reactor {
+    wake: Wake,
+    unparked: AtomicBool,
+    /// The eventfd's readiness in the set it is registered in.
+    edge: Mutex<bool>,
+    cond: Condvar,
+    /// A registered timer that has not fired.
+    armed: Mutex<bool>,
+    park_deadline: AtomicU8,
+}
+
+impl Reactor {
+    fn new(wake: Wake) -> Self {
+        Self {
+            wake,
+            unparked: AtomicBool::new(false),
+            edge: Mutex::new(false),
+            cond: Condvar::new(),
+            armed: Mutex::new(false),
+            park_deadline: AtomicU8::new(NOT_PARKED),
         }
-        *u = false;
     }
+
     fn unpark(&self) {
-        *self.unparked.lock().unwrap() = true;
-        self.cond.notify_one();
+        if !self.unparked.swap(true, SeqCst) {
+            *self.edge.lock().unwrap() = true;
+            self.cond.notify_all();
+        }
+    }
+
+    /// A zero-timeout poll.
+    fn poll(&self) {
+        if self.wake == Wake::Shared {
+            let mut edge = self.edge.lock().unwrap();
+            if *edge {
+                *edge = false;
+                self.unparked.store(false, SeqCst);
+            }
+        }
+    }
+
+    fn deadline(&self) -> u8 {
+        if *self.armed.lock().unwrap() {
+            FINITE
+        } else {
+            INFINITE
+        }
+    }
+
+    /// Blocks as the driver; returns whether the timer fired.
+    fn park(&self) -> bool {
+        // As `NetDriver::park`: publish the deadline, then compute the timeout.
+        self.park_deadline.store(self.deadline(), SeqCst);
+        let deadline = self.deadline();
+        let mut edge = self.edge.lock().unwrap();
+        let timed_out = loop {
+            if *edge {
+                *edge = false;
+                self.unparked.store(false, SeqCst);
+                break false;
+            }
+            if deadline == FINITE {
+                break true;
+            }
+            edge = self.cond.wait(edge).unwrap();
+        };
+        drop(edge);
+        let fired = timed_out && std::mem::take(&mut *self.armed.lock().unwrap());
+        self.park_deadline.store(NOT_PARKED, SeqCst);
+        fired
+    }
+
+    /// `Timers::insert` then `Reactor::timer_added`.
+    fn add_timer(&self) {
+        *self.armed.lock().unwrap() = true;
+        if self.park_deadline.load(SeqCst) == INFINITE {
+            self.unpark();
+        }
     }
 }
 
 /// A worker: run items; when out of them, spin once (if allowed), then park. The worker that
 /// consumes the last item shuts the model down, as the runtime's owner would.
-fn worker(m: &Model, q: &Queue, driver: Option<&Driver>) {
+fn worker(m: &Model, q: &Queue, driver: Option<&Reactor>) {
     let mut spinning = false;
     loop {
         if q.take() {
@@ -89,7 +184,9 @@ fn worker(m: &Model, q: &Queue, driver: Option<&Driver>) {
             spinning = true;
             continue;
         }
-        let mut drive = || driver.unwrap().park();
+        let mut drive = || {
+            driver.unwrap().park();
+        };
         let drive: Option<&mut dyn FnMut()> = match driver {
             Some(_) => Some(&mut drive),
             None => None,
@@ -104,7 +201,7 @@ fn worker(m: &Model, q: &Queue, driver: Option<&Driver>) {
 
 /// Pushes `items` at once (a burst, like a reactor turn that woke several tasks), then
 /// notifies once.
-fn producer(m: &Model, q: &Queue, driver: Option<&Driver>, items: usize) {
+fn producer(m: &Model, q: &Queue, driver: Option<&Reactor>, items: usize) {
     for _ in 0..items {
         q.push();
     }
@@ -125,7 +222,7 @@ fn run_burst(
     loom::model(move || {
         let m = Arc::new(Model::new(workers, max_spinners));
         let q = Queue::new(producers * burst);
-        let d = with_driver.then(|| Arc::new(Driver::default()));
+        let d = with_driver.then(|| Arc::new(Reactor::new(Wake::DriverOnly)));
         let mut threads = Vec::new();
         for _ in 0..workers {
             let (m, q, d) = (m.clone(), q.clone(), d.clone());
@@ -215,12 +312,14 @@ fn wake_while_spinning() {
 fn shutdown_vs_park() {
     loom::model(|| {
         let m = Arc::new(Model::new(2, 1));
-        let d = Arc::new(Driver::default());
+        let d = Arc::new(Reactor::new(Wake::DriverOnly));
         let mut ts = Vec::new();
         for _ in 0..2 {
             let (m, d) = (m.clone(), d.clone());
             ts.push(thread::spawn(move || {
-                let mut drive = || d.park();
+                let mut drive = || {
+                    d.park();
+                };
                 loop {
                     match m.park(|| false, Some(&mut drive)) {
                         Outcome::Shutdown => return,
@@ -235,4 +334,148 @@ fn shutdown_vs_park() {
             t.join().unwrap();
         }
     });
+}
+
+/// The run queues and the tasks of the reactor models. A task's first run may register the
+/// timer (`timer_task`); the timer's firing queues the same task again, and its second run
+/// completes it. The run that completes the last task shuts the model down.
+struct Tasks {
+    items: AtomicUsize,
+    runs: AtomicUsize,
+    total_runs: usize,
+    timer_task: bool,
+}
+
+impl Tasks {
+    fn take(&self) -> bool {
+        let mut n = self.items.load(SeqCst);
+        while n > 0 {
+            match self.items.compare_exchange(n, n - 1, SeqCst, SeqCst) {
+                Ok(_) => return true,
+                Err(a) => n = a,
+            }
+        }
+        false
+    }
+
+    fn run(&self, m: &Model, r: &Reactor) {
+        let n = self.runs.fetch_add(1, SeqCst) + 1;
+        if self.timer_task && n == 1 {
+            // `sleep(..).await`: the first poll registers the timer.
+            r.add_timer();
+        }
+        if n == self.total_runs {
+            m.shutdown(|| r.unpark());
+        }
+    }
+
+    /// The driver's `park`: when the timer fires, its waker queues the task (from this worker,
+    /// which is still the parked driver in the word) and notifies.
+    fn drive(&self, m: &Model, r: &Reactor) {
+        if r.park() {
+            self.items.fetch_add(1, SeqCst);
+            m.notify(|| r.unpark());
+        }
+    }
+}
+
+/// A worker as `worker.rs` runs it: run tasks; out of them, spin (scan the queues, then poll
+/// the reactor) for one iteration if allowed, then park, with the re-check taking a task as
+/// `next_task` does.
+fn reactor_worker(m: &Model, t: &Tasks, r: &Reactor) {
+    loop {
+        while t.take() {
+            t.run(m, r);
+        }
+        let mut spinning = m.try_start_spinning();
+        loop {
+            if spinning {
+                if t.take() {
+                    let more = t.items.load(SeqCst) > 0;
+                    m.stop_spinning(true, more, || r.unpark());
+                    t.run(m, r);
+                    break;
+                }
+                r.poll();
+                m.stop_spinning(false, false, || {});
+            }
+            let mut drive = || t.drive(m, r);
+            match m.park(|| t.take(), Some(&mut drive)) {
+                Outcome::Work => {
+                    t.run(m, r);
+                    break;
+                }
+                Outcome::Woken => spinning = true,
+                Outcome::Shutdown => return,
+            }
+        }
+    }
+}
+
+/// Two workers (both may spin) beside the reactor model, and one outside thread that queues
+/// `tasks` tasks one after the other, notifying after each. With `timer_task`, the first task
+/// sleeps once.
+fn run_reactor(wake: Wake, tasks: usize, timer_task: bool) {
+    loom::model(move || {
+        // `std`'s Arc, not loom's: when loom reports a deadlock it unwinds the blocked threads,
+        // and dropping a loom Arc there panics again and aborts the whole test binary, which
+        // the `should_panic` tests below must survive.
+        let m = std::sync::Arc::new(Model::new(2, 2));
+        let r = std::sync::Arc::new(Reactor::new(wake));
+        let t = std::sync::Arc::new(Tasks {
+            items: AtomicUsize::new(0),
+            runs: AtomicUsize::new(0),
+            total_runs: tasks + timer_task as usize,
+            timer_task,
+        });
+        let mut threads = Vec::new();
+        for _ in 0..2 {
+            let (m, t, r) = (m.clone(), t.clone(), r.clone());
+            threads.push(thread::spawn(move || reactor_worker(&m, &t, &r)));
+        }
+        let (m2, t2, r2) = (m.clone(), t.clone(), r.clone());
+        threads.push(thread::spawn(move || {
+            for _ in 0..tasks {
+                t2.items.fetch_add(1, SeqCst);
+                m2.notify(|| r2.unpark());
+            }
+        }));
+        for th in threads {
+            th.join().unwrap();
+        }
+        assert_eq!(t.runs.load(SeqCst), t.total_runs);
+        assert!(!*r.armed.lock().unwrap(), "the timer never fired");
+    });
+}
+
+/// Issue 9's interleaving: worker A's re-check takes the task while B parks as the driver
+/// without a deadline; the task registers a timer, whose unpark A's next spin may poll up.
+#[test]
+fn timer_registered_beside_parked_driver() {
+    run_reactor(Wake::DriverOnly, 1, true);
+}
+
+/// A worker awake (its re-check found work) beside a driver parked in the reactor, in general:
+/// two plain tasks queued one after the other, so a notify may pick the parked driver while
+/// the other worker runs the first task, spins and polls, and the second task needs the
+/// driver that notify picked.
+#[test]
+fn awake_worker_beside_parked_driver() {
+    run_reactor(Wake::DriverOnly, 2, false);
+}
+
+/// The same two models against the reactor as it was before issue 9 (the wake-up in the
+/// shared epoll set): loom must find the lost wake-up, reported as a deadlock (both workers
+/// blocked, the task or its timer never run). These show that the models can fail.
+#[test]
+#[should_panic(expected = "deadlock")]
+fn shared_wake_loses_the_timer() {
+    run_reactor(Wake::Shared, 1, true);
+}
+
+/// See [`shared_wake_loses_the_timer`].
+#[test]
+#[should_panic(expected = "deadlock")]
+fn shared_wake_loses_the_notify() {
+    run_reactor(Wake::Shared, 2, false);
 }

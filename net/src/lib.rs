@@ -34,8 +34,8 @@
 //!   (`readiness.rs`).
 //! * The reactor is the runtime's [`spinpark_executor::Driver`]: a spinning worker polls it
 //!   without blocking, so a request that arrives while a worker spins is picked up by that
-//!   worker with no thread woken; the last worker to park blocks in `epoll_wait` until the
-//!   next timer (`reactor.rs`).
+//!   worker with no thread woken; the last worker to park blocks until the next timer, in
+//!   `poll(2)` on the epoll fd and an eventfd that only it reads (`reactor.rs`).
 //! * Timers live in an ordered map and fire on every reactor turn (`timers.rs`); the public
 //!   futures built on them are in [`time`] (`time.rs`).
 //! * Each I/O operation takes one unit of the task's cooperative budget, so a task whose

@@ -2,9 +2,17 @@
 //!
 //! It joins the runtime's idle protocol as its [`Driver`]: a spinning worker calls
 //! [`Driver::poll`] (epoll with timeout 0, then due timers), and the last worker to park calls
-//! [`Driver::park`] (epoll until the next timer deadline). [`Driver::unpark`] writes an eventfd
-//! registered in the same epoll set; an `unparked` flag coalesces writes so that, however many
-//! threads ask, at most one write is in flight per wait.
+//! [`Driver::park`] (until the next timer deadline). [`Driver::unpark`] writes an eventfd; an
+//! `unparked` flag coalesces writes so that, however many threads ask, at most one write is in
+//! flight per wait.
+//!
+//! The eventfd is deliberately *not* in the epoll set: the parked worker blocks in `poll(2)` on
+//! two fds, the epoll fd (readable when a source has an event) and the eventfd, and only it
+//! drains the eventfd. Were the eventfd in the epoll set, a spinner's zero-timeout poll could
+//! take the wake-up meant for the parked worker, which would then find nothing and block
+//! again with its old timeout: a timer registered meanwhile, or the worker a producer picked
+//! to wake, would be lost (issue 9). Events of sources may be taken by either side; whoever
+//! takes one dispatches it, so the parked worker finding nothing is then correct.
 //!
 //! Sources are kept in a slab indexed by the epoll token's low 32 bits; the high 32 bits are
 //! the slot's generation. Removing a source bumps the generation, so an event already read for
@@ -27,11 +35,9 @@ use spinpark_executor::driver::{self, Driver};
 use spinpark_executor::Handle;
 
 use crate::readiness::{Readiness, ERROR, READABLE, READ_CLOSED, WRITABLE, WRITE_CLOSED};
-use crate::sys::{Epoll, EventFd};
+use crate::sys::{self, Epoll, EventFd};
 use crate::timers::Timers;
 
-/// The epoll token of the eventfd.
-const WAKE_TOKEN: u64 = u64::MAX;
 /// Events read per `epoll_wait`.
 const EVENTS: usize = 64;
 
@@ -39,7 +45,8 @@ const EVENTS: usize = 64;
 pub(crate) struct Reactor {
     epoll: Epoll,
     eventfd: EventFd,
-    /// Set by `unpark` before writing the eventfd; cleared by whoever sees its event.
+    /// Set by `unpark` before writing the eventfd; cleared by the parked worker after it
+    /// drains the eventfd.
     unparked: AtomicBool,
     slab: Mutex<Slab>,
     pub(crate) timers: Timers,
@@ -99,7 +106,6 @@ impl Reactor {
     fn new() -> io::Result<Self> {
         let epoll = Epoll::new()?;
         let eventfd = EventFd::new()?;
-        epoll.add(eventfd.raw(), WAKE_TOKEN)?;
         Ok(Self {
             epoll,
             eventfd,
@@ -186,11 +192,6 @@ impl Reactor {
                     // SAFETY: epoll_wait initialised the first `n` entries.
                     let ev = unsafe { ev.assume_init() };
                     let token = ev.u64;
-                    if token == WAKE_TOKEN {
-                        // Whoever sees the eventfd's edge re-arms the coalescing flag.
-                        self.unparked.store(false, Ordering::Release);
-                        continue;
-                    }
                     let index = (token & u32::MAX as u64) as usize;
                     let generation = (token >> 32) as u32;
                     match slab.entries.get(index) {
@@ -218,16 +219,16 @@ impl Reactor {
         self.shut_down.load(Ordering::Acquire)
     }
 
-    /// Asks a parked (or about-to-park) worker to return from `epoll_wait`.
+    /// Asks a parked (or about-to-park) worker to return from [`Driver::park`].
     pub(crate) fn unpark(&self) {
         // AcqRel: at most one write per wait; the Release half orders the caller's state
-        // changes before the wake-up, the Acquire half pairs with `turn`'s clear.
+        // changes before the wake-up, the Acquire half pairs with `park`'s clear.
         if !self.unparked.swap(true, Ordering::AcqRel) {
             self.eventfd.signal();
         }
     }
 
-    /// A timer with `deadline` was added: if a worker is parked in `epoll_wait` until later,
+    /// A timer with `deadline` was added: if a worker is parked in [`Driver::park`] until later,
     /// wake it so it waits for the earlier deadline instead.
     pub(crate) fn timer_added(&self, deadline: Instant) {
         let at = self.nanos_since_base(deadline) + 1;
@@ -288,7 +289,22 @@ impl Driver for NetDriver {
         );
         let deadline = r.timers.next_deadline();
         let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        r.turn(timeout);
+        // An error (only ENOMEM is possible on these two fds) is a spurious return.
+        let (io, unparked) =
+            sys::poll_readable(r.epoll.raw(), r.eventfd.raw(), timeout).unwrap_or_default();
+        if unparked {
+            // Drain, then re-arm the flag. An `unpark` in between finds the flag still set and
+            // writes nothing, which is right: it was asked while this park was current, and
+            // this park is returning. The other order could leave the flag set over an empty
+            // eventfd, and every later `unpark` would write nothing.
+            r.eventfd.drain();
+            r.unparked.store(false, Ordering::Release);
+        }
+        if io {
+            r.turn(Some(Duration::ZERO));
+        } else {
+            r.timers.fire_due(Instant::now());
+        }
         r.park_deadline.store(0, Ordering::Release);
     }
 
@@ -313,5 +329,72 @@ impl Driver for NetDriver {
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    /// How long a parked worker gets to return after it was unparked before the test calls
+    /// the wake-up lost. Generous: it only bounds a failing run.
+    const WATCHDOG: Duration = Duration::from_secs(20);
+
+    fn driver() -> Arc<NetDriver> {
+        Arc::new(NetDriver(Arc::new(Reactor::new().unwrap())))
+    }
+
+    /// Parks `d` on a new thread; the receiver yields once `park` has returned.
+    fn park_on_thread(d: &Arc<NetDriver>) -> mpsc::Receiver<()> {
+        let (tx, rx) = mpsc::channel();
+        let d = d.clone();
+        std::thread::spawn(move || {
+            d.park();
+            let _ = tx.send(());
+        });
+        rx
+    }
+
+    /// Issue 9, forced in the order that lost it: the wake-up for the parked worker is written,
+    /// a spinner's zero-timeout poll runs before the parked worker looks, then the parked
+    /// worker looks. When the wake-up went through the shared epoll set, that poll took it
+    /// and this park blocked for ever (no timers: no timeout).
+    #[test]
+    fn a_spinners_poll_does_not_take_the_unpark() {
+        let d = driver();
+        d.unpark();
+        assert_eq!(d.poll(), 0, "no source is registered, nothing to dispatch");
+        park_on_thread(&d)
+            .recv_timeout(WATCHDOG)
+            .expect("park blocked although unpark was called before it: the poll took it");
+        // The wake-up was used up: the flag is re-armed, so the next unpark writes again.
+        assert!(!d.0.unparked.load(Ordering::Acquire));
+    }
+
+    /// The issue's step 5 on real threads: a worker is parked without a deadline, a timer due
+    /// earlier is added, and another thread keeps polling as a spinner would. The parked
+    /// worker must return to take the new deadline into account.
+    #[test]
+    fn a_timer_added_while_parked_unparks_despite_spinners() {
+        let d = driver();
+        // `park` may return spuriously (before issue 9, the first one always did: the eventfd
+        // was registered writable); a first poll takes any such event.
+        d.poll();
+        let returned = park_on_thread(&d);
+        // Wait (bounded) until the worker is inside `park` with its infinite deadline.
+        let mut tries = 0;
+        while d.0.park_deadline.load(Ordering::Acquire) != u64::MAX {
+            tries += 1;
+            assert!(tries < 20_000, "the parked thread never reached park");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        d.0.timer_added(Instant::now() + Duration::from_millis(1));
+        for _ in 0..1000 {
+            d.poll();
+        }
+        returned
+            .recv_timeout(WATCHDOG)
+            .expect("the parked worker missed the earlier timer's unpark");
     }
 }

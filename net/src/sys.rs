@@ -1,4 +1,5 @@
-//! Thin, checked wrappers over the Linux calls the reactor makes: epoll and eventfd.
+//! Thin, checked wrappers over the Linux calls the reactor makes: epoll, eventfd, and the
+//! `poll` the parked driver blocks in.
 //!
 //! Every error comes back as an `io::Error` that names the call, so a failure reads as
 //! "epoll_ctl(ADD, fd 7): Bad file descriptor" rather than a bare errno.
@@ -75,13 +76,7 @@ impl Epoll {
         events: &mut [std::mem::MaybeUninit<libc::epoll_event>],
         timeout: Option<Duration>,
     ) -> io::Result<usize> {
-        let ms = match timeout {
-            None => -1,
-            Some(d) => {
-                let ms = d.as_nanos().div_ceil(1_000_000);
-                ms.min(i32::MAX as u128) as libc::c_int
-            }
-        };
+        let ms = timeout_ms(timeout);
         // SAFETY: `events` is a valid, writable buffer of `events.len()` epoll_event structs
         // (uninitialised is fine: the kernel only writes them).
         let n = unsafe {
@@ -101,9 +96,49 @@ impl Epoll {
         }
         Ok(n as usize)
     }
+
+    pub(crate) fn raw(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
 }
 
-/// A non-blocking eventfd, used to make a blocked `epoll_wait` return.
+/// A timeout for `epoll_wait` / `poll`: `None` is -1 (block), else whole milliseconds rounded
+/// up, so a timer is never seen before its deadline.
+fn timeout_ms(timeout: Option<Duration>) -> libc::c_int {
+    match timeout {
+        None => -1,
+        Some(d) => {
+            let ms = d.as_nanos().div_ceil(1_000_000);
+            ms.min(i32::MAX as u128) as libc::c_int
+        }
+    }
+}
+
+/// Blocks until `a` or `b` is readable or `timeout` passes (see [`Epoll::wait`] for its
+/// rounding); returns which of the two are readable (neither on timeout or interruption).
+pub(crate) fn poll_readable(
+    a: RawFd,
+    b: RawFd,
+    timeout: Option<Duration>,
+) -> io::Result<(bool, bool)> {
+    let mut fds = [a, b].map(|fd| libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    });
+    // SAFETY: `fds` is a valid, writable array of two pollfd structs on our stack.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms(timeout)) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::Interrupted {
+            return Ok((false, false));
+        }
+        return Err(io::Error::new(e.kind(), format!("poll: {e}")));
+    }
+    Ok((fds[0].revents != 0, fds[1].revents != 0))
+}
+
+/// A non-blocking eventfd, used to make the parked driver's `poll` return.
 #[derive(Debug)]
 pub(crate) struct EventFd {
     fd: OwnedFd,
@@ -125,8 +160,7 @@ impl EventFd {
         self.fd.as_raw_fd()
     }
 
-    /// Adds one to the counter, which makes the fd readable and, registered edge-triggered,
-    /// delivers a fresh event even if it was readable already.
+    /// Adds one to the counter, which makes the fd readable until [`EventFd::drain`].
     pub(crate) fn signal(&self) {
         let one: u64 = 1;
         // SAFETY: writes 8 bytes from a valid u64 on our stack.

@@ -12,8 +12,8 @@
 //!
 //! How it works: a [`Sleep`] registers itself in its runtime's reactor's timer store
 //! (`timers.rs`) on its first poll and removes itself when dropped, so a cancelled `timeout`
-//! costs nothing later. Every reactor turn (a spinner's poll or the parked worker's
-//! `epoll_wait`, whose timeout is the earliest deadline) fires the timers that are due. A timer
+//! costs nothing later. Every reactor turn (a spinner's poll or the parked worker's wait in
+//! `poll(2)`, whose timeout is the earliest deadline) fires the timers that are due. A timer
 //! fires only once `Instant::now()` has reached its deadline, never before.
 
 use std::fmt;
