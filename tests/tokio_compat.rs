@@ -203,3 +203,22 @@ async fn the_flag_mixes_with_other_arguments() {
         spinpark::spawn(async { tokio::time::timeout(Duration::from_secs(10), async { 5 }).await });
     assert_eq!(t.await.unwrap().unwrap(), 5);
 }
+
+#[test]
+fn dropping_the_runtime_inside_a_tokio_runtime_does_not_panic() {
+    // tokio panics when one of its runtimes is shut down with a wait from inside another
+    // runtime's async context; spinpark stops its background runtime from a helper thread.
+    let rt = compat_runtime();
+    rt.block_on(rt.spawn(async { tokio::time::sleep(Duration::from_millis(1)).await }))
+        .unwrap();
+    let outer = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    outer.block_on(async move {
+        let tokio_handle = rt.block_on(async { tokio::runtime::Handle::current() });
+        drop(rt);
+        // The background runtime is stopped: its timer and tasks are gone.
+        assert!(tokio_handle.spawn(async {}).await.is_err());
+    });
+}

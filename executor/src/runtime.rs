@@ -327,7 +327,17 @@ impl Runtime {
         self.shutdown(Some(timeout));
     }
 
+    /// Shuts down inside the thread context (the tasks dropped here are dropped in it, as on
+    /// a worker), then releases the context (the tokio-compat runtime stops).
     fn shutdown(&mut self, blocking_timeout: Option<Duration>) {
+        let context = self.handle.shared.context.clone();
+        within(context.as_ref(), || self.stop(blocking_timeout));
+        if let Some(context) = context {
+            context.shutdown();
+        }
+    }
+
+    fn stop(&mut self, blocking_timeout: Option<Duration>) {
         let shared = &self.handle.shared;
         shared.sleepers.shutdown(|| shared.unpark_driver());
         let me = thread::current().id();
@@ -341,24 +351,18 @@ impl Runtime {
             // was reported when it happened and there is nothing more to do for it here.
             let _ = t.join();
         }
-        // The tasks dropped here are dropped inside the thread context, as on a worker.
-        within(shared.context.as_ref(), || {
-            // Wakers held by the reactor (I/O, timers) keep their tasks alive; drop them so
-            // those tasks are dropped too.
-            if let Some(d) = shared.driver.get() {
-                d.shutdown();
-            }
-            // Every task still alive waits on something outside the queues; waking it now
-            // drops it (see `Shared::schedule`).
-            shared.tasks.wake_all();
-            while let Some(r) = steal_retrying(|| shared.injector.steal()) {
-                drop(r);
-            }
-        });
-        shared.blocking.shutdown(blocking_timeout);
-        if let Some(context) = &shared.context {
-            context.shutdown();
+        // Wakers held by the reactor (I/O, timers) keep their tasks alive; drop them so those
+        // tasks are dropped too.
+        if let Some(d) = shared.driver.get() {
+            d.shutdown();
         }
+        // Every task still alive waits on something outside the queues; waking it now drops
+        // it (see `Shared::schedule`).
+        shared.tasks.wake_all();
+        while let Some(r) = steal_retrying(|| shared.injector.steal()) {
+            drop(r);
+        }
+        shared.blocking.shutdown(blocking_timeout);
     }
 }
 
