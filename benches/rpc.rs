@@ -5,6 +5,7 @@
 //! cargo bench --bench rpc -- --quick    # under 45 seconds
 //! cargo bench --bench rpc -- --docs     # also refresh docs/bench.md and docs/bench.svg
 //! cargo bench --bench rpc -- --only "sync T=1,gap 50us" --rounds 5 --spin 100us
+//! cargo bench --bench rpc --features tokio-compat -- --only compat   # see rpc/compat.rs
 //! ```
 //!
 //! Each runtime serves from its own process (this binary, re-executed with `--serve`), with
@@ -17,6 +18,9 @@
 //! for several rounds, and report medians and the spinpark/tokio ratio.
 
 use examples_common::echo_proto;
+#[cfg(feature = "tokio-compat")]
+#[path = "rpc/compat.rs"]
+mod compat;
 #[path = "rpc/load.rs"]
 mod load;
 #[path = "rpc/report.rs"]
@@ -73,6 +77,16 @@ fn main() {
     }
     if let Some(rt) = serve {
         return server::serve(&rt, opts.workers, opts.spin);
+    }
+    if opts.only.iter().any(|o| o.starts_with("compat")) {
+        // The tokio-compat rows (`rpc/compat.rs`) need the feature.
+        #[cfg(feature = "tokio-compat")]
+        return compat::run(&opts);
+        #[cfg(not(feature = "tokio-compat"))]
+        {
+            eprintln!("--only compat needs the feature: cargo bench --bench rpc --features tokio-compat -- --only compat");
+            std::process::exit(2);
+        }
     }
     run(&opts);
 }

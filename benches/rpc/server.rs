@@ -61,7 +61,7 @@ impl Usage {
 }
 
 /// Answers `STATS` on stdin until it closes, then exits the process.
-fn control_loop() -> ! {
+pub fn control_loop() -> ! {
     let stdin = io::stdin();
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
@@ -81,6 +81,8 @@ pub fn serve(runtime: &str, workers: usize, spin: Option<Duration>) {
     match runtime {
         "spinpark" => serve_spinpark(workers, spin),
         "tokio" => serve_tokio(workers),
+        #[cfg(feature = "tokio-compat")]
+        compat if compat.contains("compat") => crate::compat::serve(compat, spin),
         other => panic!("unknown runtime {other}"),
     }
 }
