@@ -11,6 +11,7 @@
 //! cargo bench --bench rpc -- --only deadline   # per-request timeouts, sync T=4 and async
 //! cargo bench --bench rpc -- --only kv         # kv_server vs redis-server under redis-benchmark
 //! cargo bench --bench rpc -- --only http       # examples/http_server vs hyper+tokio, with wrk
+//! cargo bench --bench rpc --features tokio-compat -- --only compat   # see rpc/compat.rs
 //! ```
 //!
 //! Each server is its own process (this binary, re-executed with `--serve`), with the same
@@ -32,6 +33,9 @@ use examples_common::{echo_proto, kv};
 
 #[path = "rpc/clock.rs"]
 mod clock;
+#[cfg(feature = "tokio-compat")]
+#[path = "rpc/compat.rs"]
+mod compat;
 #[path = "rpc/deadline.rs"]
 mod deadline;
 #[path = "rpc/http.rs"]
@@ -187,6 +191,16 @@ fn main() {
             .spin(opts.spin)
             .deadline(opts.deadline);
         return server::serve(&spec);
+    }
+    if opts.only.iter().any(|o| o.starts_with("compat")) {
+        // The tokio-compat rows (`rpc/compat.rs`) need the feature.
+        #[cfg(feature = "tokio-compat")]
+        return compat::run(&opts);
+        #[cfg(not(feature = "tokio-compat"))]
+        {
+            eprintln!("--only compat needs the feature: cargo bench --bench rpc --features tokio-compat -- --only compat");
+            std::process::exit(2);
+        }
     }
     run(&opts);
 }

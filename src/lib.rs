@@ -34,6 +34,14 @@
 //! * Sockets implement `futures-io`'s `AsyncRead`/`AsyncWrite`, so the `futures` crate's
 //!   `AsyncReadExt`/`AsyncWriteExt` helpers work on them.
 //!
+//! # Features
+//!
+//! * `tokio-compat` (off by default): `Builder::tokio_compat()` starts a small background tokio
+//!   runtime whose context is current on every spinpark thread, so tokio-bound crates (redis,
+//!   sqlx, reqwest, ...) work inside tasks; `#[spinpark::main(tokio_compat)]` turns it on.
+//!   Sockets and timers those crates create are driven by tokio's thread, not by spinpark's
+//!   spinning workers. See the README's "Using tokio-bound crates".
+//!
 //! The crates behind the facade: `spinpark-executor` (scheduler and idle protocol),
 //! `spinpark-net` (epoll reactor, TCP, timers) and `spinpark-macros`.
 

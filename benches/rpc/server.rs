@@ -185,7 +185,7 @@ impl Usage {
 }
 
 /// Answers `STATS` on stdin until it closes, then exits the process.
-fn control_loop() -> ! {
+pub fn control_loop() -> ! {
     let stdin = io::stdin();
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
@@ -207,6 +207,8 @@ pub fn serve(spec: &Spec) {
         "spinpark" => serve_spinpark(spec.workers, spec.spin, spec.deadline),
         "tokio" => serve_tokio(spec.workers, spec.deadline),
         "kv" => serve_kv(spec.workers, spec.spin),
+        #[cfg(feature = "tokio-compat")]
+        compat if compat.contains("compat") => crate::compat::serve(compat, spec.spin),
         other => panic!("unknown runtime {other}"),
     }
 }

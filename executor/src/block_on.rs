@@ -18,6 +18,7 @@ use std::thread;
 
 use crate::context;
 use crate::handle::Handle;
+use crate::thread_context::within;
 
 /// Runs `future` to completion on the current thread, with `handle`'s runtime current.
 pub(crate) fn block_on<F: Future>(handle: &Handle, future: F) -> F::Output {
@@ -28,6 +29,11 @@ pub(crate) fn block_on<F: Future>(handle: &Handle, future: F) -> F::Output {
          Use `.await` instead, or spawn_blocking to run blocking code."
     );
     let _enter = context::enter(handle.clone(), true);
+    within(handle.shared.context.as_ref(), || run(future))
+}
+
+/// The polling loop of `block_on`.
+fn run<F: Future>(future: F) -> F::Output {
     let signal = Arc::new(ThreadSignal {
         thread: thread::current(),
         notified: AtomicBool::new(false),

@@ -14,6 +14,7 @@ use async_task::Runnable;
 
 use crate::context;
 use crate::handle::Handle;
+use crate::thread_context::within;
 
 pub(crate) struct BlockingPool {
     state: Mutex<State>,
@@ -68,7 +69,12 @@ impl BlockingPool {
             let handle = handle.clone();
             let spawned = thread::Builder::new()
                 .name(self.name.clone())
-                .spawn(move || handle.shared.blocking.thread_main(handle.clone()));
+                .spawn(move || {
+                    let context = handle.shared.context.clone();
+                    within(context.as_ref(), || {
+                        handle.shared.blocking.thread_main(handle.clone())
+                    })
+                });
             if spawned.is_err() {
                 // Could not start a thread: the closure waits for an existing one, if any.
                 let mut st = self.lock();

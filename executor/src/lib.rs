@@ -55,6 +55,9 @@ mod metrics;
 mod runtime;
 mod scheduler;
 mod tasks;
+mod thread_context;
+#[cfg(feature = "tokio-compat")]
+mod tokio_compat;
 mod worker;
 mod yield_now;
 

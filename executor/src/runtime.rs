@@ -37,6 +37,7 @@ use crate::join::JoinHandle;
 use crate::metrics::{GlobalCounters, RuntimeMetrics, WorkerCounters};
 use crate::scheduler::{steal_retrying, Shared, ThreadHook};
 use crate::tasks::TaskList;
+use crate::thread_context::within;
 
 /// The default spin window.
 ///
@@ -58,6 +59,9 @@ pub struct Builder {
     on_stop: Option<ThreadHook>,
     max_blocking: usize,
     blocking_keep_alive: Duration,
+    /// The tokio-compat runtime's worker threads, when it is on.
+    #[cfg(feature = "tokio-compat")]
+    tokio_compat: Option<usize>,
 }
 
 impl Default for Builder {
@@ -68,12 +72,14 @@ impl Default for Builder {
 
 impl fmt::Debug for Builder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Builder")
-            .field("worker_threads", &self.workers)
+        let mut d = f.debug_struct("Builder");
+        d.field("worker_threads", &self.workers)
             .field("spin", &self.spin)
             .field("max_spinners", &self.max_spinners)
-            .field("thread_name", &self.thread_name)
-            .finish_non_exhaustive()
+            .field("thread_name", &self.thread_name);
+        #[cfg(feature = "tokio-compat")]
+        d.field("tokio_compat", &self.tokio_compat);
+        d.finish_non_exhaustive()
     }
 }
 
@@ -90,6 +96,8 @@ impl Builder {
             on_stop: None,
             max_blocking: 64,
             blocking_keep_alive: Duration::from_secs(10),
+            #[cfg(feature = "tokio-compat")]
+            tokio_compat: None,
         }
     }
 
@@ -143,6 +151,41 @@ impl Builder {
         self
     }
 
+    /// Starts a small background tokio runtime (I/O and time drivers, one worker thread)
+    /// and makes its context current on every worker, blocking-pool thread and `block_on`
+    /// caller, so that tokio-bound code (`tokio::spawn`, `tokio::time`, `tokio::net`, and
+    /// clients built on them) works inside tasks. It shuts down with this runtime. Needs the
+    /// `tokio-compat` feature.
+    ///
+    /// ```
+    /// let rt = spinpark_executor::Builder::new().tokio_compat().build().unwrap();
+    /// rt.block_on(async {
+    ///     let t = spinpark_executor::spawn(tokio::time::sleep(std::time::Duration::ZERO));
+    ///     t.await.unwrap();
+    /// });
+    /// ```
+    ///
+    /// The trade-off: sockets and timers created through tokio are driven by the background
+    /// runtime's thread, so each of their events costs a thread wake-up and none benefits
+    /// from spinning; spinpark's own sockets are unaffected.
+    #[cfg(feature = "tokio-compat")]
+    pub fn tokio_compat(mut self) -> Self {
+        self.tokio_compat = Some(self.tokio_compat.unwrap_or(1));
+        self
+    }
+
+    /// Turns on [`Builder::tokio_compat`] with `n` tokio worker threads (at least 1).
+    ///
+    /// ```
+    /// let rt = spinpark_executor::Builder::new().tokio_compat_threads(2).build().unwrap();
+    /// assert_eq!(rt.block_on(async { tokio::spawn(async { 1 }).await.unwrap() }), 1);
+    /// ```
+    #[cfg(feature = "tokio-compat")]
+    pub fn tokio_compat_threads(mut self, n: usize) -> Self {
+        self.tokio_compat = Some(n.max(1));
+        self
+    }
+
     /// Starts the worker threads.
     ///
     /// # Errors
@@ -162,6 +205,14 @@ impl Builder {
             ));
         }
         let max_spinners = self.max_spinners.unwrap_or((workers / 2).max(1));
+        #[cfg(feature = "tokio-compat")]
+        let context = match self.tokio_compat {
+            Some(n) => Some(Arc::new(crate::tokio_compat::TokioCompat::start(n)?)
+                as Arc<dyn crate::thread_context::ThreadContext>),
+            None => None,
+        };
+        #[cfg(not(feature = "tokio-compat"))]
+        let context = None;
         let queues: Vec<Worker<_>> = (0..workers).map(|_| Worker::new_fifo()).collect();
         let shared = Arc::new(Shared {
             injector: Injector::new(),
@@ -178,6 +229,7 @@ impl Builder {
                 self.blocking_keep_alive,
                 format!("{}-blocking", self.thread_name),
             ),
+            context,
         });
         let handle = Handle { shared };
         let mut rt = Runtime {
@@ -189,7 +241,12 @@ impl Builder {
             let (on_start, on_stop) = (self.on_start.clone(), self.on_stop.clone());
             let t = thread::Builder::new()
                 .name(format!("{}-{index}", self.thread_name))
-                .spawn(move || crate::worker::run(handle, index, queue, on_start, on_stop))
+                .spawn(move || {
+                    let context = handle.shared.context.clone();
+                    within(context.as_ref(), || {
+                        crate::worker::run(handle, index, queue, on_start, on_stop)
+                    })
+                })
                 .map_err(|e| {
                     io::Error::new(e.kind(), format!("spinpark: starting worker {index}: {e}"))
                 })?;
@@ -270,7 +327,17 @@ impl Runtime {
         self.shutdown(Some(timeout));
     }
 
+    /// Shuts down inside the thread context (the tasks dropped here are dropped in it, as on
+    /// a worker), then releases the context (the tokio-compat runtime stops).
     fn shutdown(&mut self, blocking_timeout: Option<Duration>) {
+        let context = self.handle.shared.context.clone();
+        within(context.as_ref(), || self.stop(blocking_timeout));
+        if let Some(context) = context {
+            context.shutdown();
+        }
+    }
+
+    fn stop(&mut self, blocking_timeout: Option<Duration>) {
         let shared = &self.handle.shared;
         shared.sleepers.shutdown(|| shared.unpark_driver());
         let me = thread::current().id();

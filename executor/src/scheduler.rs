@@ -38,6 +38,8 @@ pub(crate) struct Shared {
     pub(crate) counters: Vec<WorkerCounters>,
     pub(crate) global: GlobalCounters,
     pub(crate) blocking: BlockingPool,
+    /// What every thread of this runtime runs inside (the tokio-compat context), if anything.
+    pub(crate) context: Option<std::sync::Arc<dyn crate::thread_context::ThreadContext>>,
 }
 
 impl Shared {

@@ -71,6 +71,9 @@ use syn::{Error, Expr, ExprLit, Ident, ItemFn, Lit, LitStr, Path, Token};
 ///   result is a whole number of nanoseconds (`"1.5ms"`, `"2.5us"`), and `"0"`
 ///   turns spinning off.
 /// - `max_spinners = 2`: how many idle workers may spin at once.
+/// - `tokio_compat` (a bare flag, no value): start the background tokio
+///   runtime of `Builder::tokio_compat`, so that tokio-bound crates work inside
+///   tasks. Needs spinpark's `tokio-compat` feature.
 /// - `crate = "path"`: where to find spinpark, for crates that re-export it,
 ///   e.g. `crate = "my_reexport::spinpark"`. Defaults to `::spinpark`.
 ///
@@ -109,7 +112,7 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 /// ```
 ///
 /// It takes the same arguments as [`macro@main`] (`worker_threads`, `spin`,
-/// `max_spinners` and `crate`); anything not given is left to the
+/// `max_spinners`, `tokio_compat` and `crate`); anything not given is left to the
 /// `spinpark::Builder` defaults. The function's other attributes, such as
 /// `#[should_panic]` and `#[ignore]`, and its return type are kept, so a test
 /// may return a `Result`. Do not add `#[test]` as well: this attribute
@@ -131,10 +134,11 @@ struct Config {
     worker_threads: Option<usize>,
     spin_nanos: Option<u64>,
     max_spinners: Option<usize>,
+    tokio_compat: bool,
     krate: Option<Path>,
 }
 
-const ARGUMENTS: &str = "`worker_threads`, `spin`, `max_spinners` and `crate`";
+const ARGUMENTS: &str = "`worker_threads`, `spin`, `max_spinners`, `tokio_compat` and `crate`";
 
 fn expand(kind: Kind, args: TokenStream2, item: TokenStream2) -> TokenStream2 {
     let func: ItemFn = match syn::parse2(item.clone()) {
@@ -190,7 +194,7 @@ fn expand(kind: Kind, args: TokenStream2, item: TokenStream2) -> TokenStream2 {
     }
 }
 
-/// Parses `name = value, ...` as far as the first mistake.
+/// Parses `name = value, ...` (and the bare flag `tokio_compat`) as far as the first mistake.
 fn parse_args(input: ParseStream) -> syn::Result<Config> {
     let mut config = Config::default();
     while !input.is_empty() {
@@ -199,10 +203,23 @@ fn parse_args(input: ParseStream) -> syn::Result<Config> {
         let key = name.to_string();
         if !matches!(
             key.as_str(),
-            "worker_threads" | "spin" | "max_spinners" | "crate"
+            "worker_threads" | "spin" | "max_spinners" | "tokio_compat" | "crate"
         ) {
             let msg = format!("unknown argument `{key}`; the arguments are {ARGUMENTS}");
             return Err(Error::new_spanned(name, msg));
+        }
+        if key == "tokio_compat" {
+            if input.peek(Token![=]) {
+                let msg = "`tokio_compat` is a flag and takes no value: write `tokio_compat`";
+                return Err(Error::new_spanned(name, msg));
+            }
+            if std::mem::replace(&mut config.tokio_compat, true) {
+                return Err(Error::new_spanned(name, "`tokio_compat` is given twice"));
+            }
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+            continue;
         }
         input.parse::<Token![=]>()?;
         let value: Expr = input.parse()?;
@@ -347,6 +364,7 @@ fn expansion(kind: Kind, config: Config, func: ItemFn) -> TokenStream2 {
         .spin_nanos
         .map(|n| quote!(.spin(::core::time::Duration::from_nanos(#n))));
     let max_spinners = config.max_spinners.map(|n| quote!(.max_spinners(#n)));
+    let tokio_compat = config.tokio_compat.then(|| quote!(.tokio_compat()));
     let test_attr = (kind == Kind::Test).then(|| quote!(#[::core::prelude::v1::test]));
 
     quote! {
@@ -357,6 +375,7 @@ fn expansion(kind: Kind, config: Config, func: ItemFn) -> TokenStream2 {
                 #worker_threads
                 #spin
                 #max_spinners
+                #tokio_compat
                 .build()
                 .expect("failed to build the spinpark runtime")
                 .block_on(async #block)

@@ -1,0 +1,352 @@
+//! `--only compat`: what a tokio-bound call inside a spinpark handler costs (the `tokio-compat`
+//! feature), against the same handler on tokio.
+//!
+//! ```text
+//! cargo bench --bench rpc --features tokio-compat -- --only compat [--quick] [--rounds 3]
+//! ```
+//!
+//! Two rows, each on spinpark with `Builder::tokio_compat()` and on tokio:
+//!
+//! * `compat sleep0`: the echo handler awaits one `tokio::time::sleep(Duration::ZERO)` per
+//!   request (tokio rounds timer deadlines up to its 1 ms tick, so this is mostly the cost of
+//!   tokio's timer wheel, on both runtimes);
+//! * `compat tokio::net`: the handler makes one round trip per request through a
+//!   `tokio::net::TcpStream` to a second local echo server (a blocking thread in the server
+//!   process), as a handler calling a database or a cache does.
+//!
+//! Remote layout: the server process pins itself to CPU 1 (one spinpark worker, plus the
+//! compat runtime's one tokio thread; or one tokio worker), the load generator to CPU 0; on a
+//! machine with fewer than 2 CPUs nothing is pinned. The client is `sync T=1` (one request in
+//! flight). Reported: req/s, p50 latency, and the server's context switches per request,
+//! medians over the rounds.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::time::Duration;
+
+use crate::echo_proto::{payload_len, DEFAULT_MAX_FRAME};
+use crate::sample::{Caps, Sample};
+use crate::server::{Server, Spec, Usage};
+use crate::{load, pin, Options};
+
+/// What the handler awaits per request, besides echoing.
+#[derive(Clone, Copy, PartialEq)]
+enum Extra {
+    Sleep0,
+    Backend,
+}
+
+impl Extra {
+    fn name(self) -> &'static str {
+        match self {
+            Extra::Sleep0 => "compat sleep0",
+            Extra::Backend => "compat tokio::net",
+        }
+    }
+
+    /// The `--serve` name of this handler's server on runtime `ri` (an index into
+    /// [`RUNTIMES`]).
+    fn serve_name(self, ri: usize) -> &'static str {
+        match (ri, self) {
+            (0, Extra::Sleep0) => "spinpark-compat:sleep0",
+            (0, Extra::Backend) => "spinpark-compat:backend",
+            (_, Extra::Sleep0) => "tokio-compat:sleep0",
+            (_, Extra::Backend) => "tokio-compat:backend",
+        }
+    }
+}
+
+/// The server runtimes this mode starts (`--serve NAME`).
+const RUNTIMES: [&str; 2] = ["spinpark", "tokio"];
+
+/// The load-generator side: runs both rows and prints the table.
+pub fn run(opts: &Options) {
+    let dur = if opts.quick {
+        Duration::from_millis(600)
+    } else {
+        Duration::from_secs(3)
+    };
+    let mut rows = Vec::new();
+    for extra in [Extra::Sleep0, Extra::Backend] {
+        let mut samples: [Vec<Sample>; 2] = [Vec::new(), Vec::new()];
+        // The server pins itself to CPU 1 (see `serve`); start it there too.
+        let cpus = server_cpus();
+        let mut servers: Vec<Server> = (0..RUNTIMES.len())
+            .map(|ri| {
+                let spec = Spec::new(extra.serve_name(ri), 1).spin(opts.spin);
+                Server::start(&spec, &cpus)
+            })
+            .collect();
+        for round in 0..opts.rounds {
+            let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+            for ri in order {
+                eprint!(
+                    "\r\x1b[2K[round {}/{}] {:<8} {}",
+                    round + 1,
+                    opts.rounds,
+                    RUNTIMES[ri],
+                    extra.name()
+                );
+                let server = &mut servers[ri];
+                std::thread::sleep(Duration::from_millis(20));
+                let s0 = server.usage();
+                let c0 = Usage::now();
+                let r = on_cpu(0, || load::sync(server.addr, 1, dur));
+                let c = Usage::now().since(c0);
+                let s = server.usage().since(s0);
+                let caps = Caps {
+                    server: 1,
+                    client: 1,
+                };
+                samples[ri].push(Sample::new(&r, s, c, caps));
+            }
+        }
+        eprintln!();
+        for s in servers {
+            s.stop();
+        }
+        rows.push((extra, samples));
+    }
+    println!("\ncompat: a tokio-bound await per request, remote layout (server CPU 1, client CPU 0), sync T=1, medians of {} rounds", opts.rounds);
+    println!(
+        "{:<18} {:<16} {:>10} {:>10} {:>8}",
+        "mode", "runtime", "req/s", "p50 us", "cs/req"
+    );
+    for (extra, samples) in &rows {
+        for (ri, runs) in samples.iter().enumerate() {
+            let label = ["spinpark+compat", "tokio"][ri];
+            println!(
+                "{:<18} {:<16} {:>10.0} {:>10.1} {:>8.2}",
+                extra.name(),
+                label,
+                median(runs, |s| s.reqs_per_sec),
+                median(runs, |s| s.p50),
+                median(runs, |s| s.cs)
+            );
+        }
+    }
+}
+
+/// The CPUs of the server process: CPU 1 where there are two, else whatever is allowed.
+fn server_cpus() -> Vec<usize> {
+    let allowed = pin::allowed();
+    if allowed.contains(&1) && allowed.contains(&0) {
+        vec![1]
+    } else {
+        allowed
+    }
+}
+
+fn median(runs: &[Sample], f: fn(&Sample) -> f64) -> f64 {
+    let mut v: Vec<f64> = runs.iter().map(f).collect();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    match v.len() {
+        0 => f64::NAN,
+        k if k % 2 == 1 => v[k / 2],
+        k => (v[k / 2 - 1] + v[k / 2]) / 2.0,
+    }
+}
+
+/// The server side, `--serve spinpark-compat:EXTRA` or `--serve tokio-compat:EXTRA`.
+pub fn serve(runtime: &str, spin: Option<Duration>) {
+    let (rt, extra) = runtime.split_once(':').unwrap_or((runtime, ""));
+    let extra = match extra {
+        "sleep0" => Extra::Sleep0,
+        "backend" => Extra::Backend,
+        other => panic!("unknown compat handler {other:?} in {runtime:?}"),
+    };
+    pin_to(1);
+    let backend = start_backend();
+    match rt {
+        "spinpark-compat" => serve_spinpark(extra, backend, spin),
+        "tokio-compat" => serve_tokio(extra, backend),
+        other => panic!("unknown compat runtime {other:?}"),
+    }
+}
+
+/// A blocking echo server of 8-byte messages, a thread per connection: the "database".
+fn start_backend() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind the backend");
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            conn.set_nodelay(true).ok();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 8];
+                while conn.read_exact(&mut buf).is_ok() {
+                    if conn.write_all(&buf).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// The tokio-bound part of a request: a zero sleep, or a backend round trip.
+async fn extra_await(extra: Extra, backend: &mut Option<tokio::net::TcpStream>) -> io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    match (extra, backend) {
+        (Extra::Sleep0, _) => tokio::time::sleep(Duration::ZERO).await,
+        (Extra::Backend, Some(b)) => {
+            let mut buf = *b"request!";
+            b.write_all(&buf).await?;
+            b.read_exact(&mut buf).await?;
+        }
+        (Extra::Backend, None) => unreachable!("a backend connection is opened first"),
+    }
+    Ok(())
+}
+
+async fn backend_conn(extra: Extra, addr: SocketAddr) -> io::Result<Option<tokio::net::TcpStream>> {
+    if extra != Extra::Backend {
+        return Ok(None);
+    }
+    let s = tokio::net::TcpStream::connect(addr).await?;
+    s.set_nodelay(true)?;
+    Ok(Some(s))
+}
+
+fn serve_spinpark(extra: Extra, backend: SocketAddr, spin: Option<Duration>) {
+    let mut b = spinpark::Builder::new().worker_threads(1).tokio_compat();
+    if let Some(s) = spin {
+        b = b.spin(s);
+    }
+    let rt = b.build().expect("spinpark runtime with tokio-compat");
+    let listener = rt
+        .block_on(spinpark::net::TcpListener::bind("127.0.0.1:0"))
+        .expect("bind");
+    println!("PORT {}", listener.local_addr().unwrap().port());
+    io::stdout().flush().ok();
+    rt.spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            stream.set_nodelay(true).ok();
+            spinpark::spawn(async move {
+                if let Err(e) = spinpark_conn(stream, extra, backend).await {
+                    eprintln!("spinpark compat server: closing a connection: {e}");
+                }
+            });
+        }
+    });
+    crate::server::control_loop()
+}
+
+async fn spinpark_conn(
+    stream: spinpark::net::TcpStream,
+    extra: Extra,
+    backend: SocketAddr,
+) -> io::Result<()> {
+    use futures_util::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+    let mut backend = backend_conn(extra, backend).await?;
+    let mut stream = BufReader::with_capacity(16 * 1024, stream);
+    let mut frame = Vec::new();
+    loop {
+        let mut header = [0u8; 4];
+        match stream.read_exact(&mut header).await {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        let n = payload_len(header, DEFAULT_MAX_FRAME)?;
+        frame.clear();
+        frame.extend_from_slice(&header);
+        frame.resize(4 + n, 0);
+        stream.read_exact(&mut frame[4..]).await?;
+        extra_await(extra, &mut backend).await?;
+        stream.get_mut().write_all(&frame).await?;
+    }
+}
+
+fn serve_tokio(extra: Extra, backend: SocketAddr) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .expect("bind");
+    println!("PORT {}", listener.local_addr().unwrap().port());
+    io::stdout().flush().ok();
+    rt.spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            stream.set_nodelay(true).ok();
+            tokio::spawn(async move {
+                if let Err(e) = tokio_conn(stream, extra, backend).await {
+                    eprintln!("tokio compat server: closing a connection: {e}");
+                }
+            });
+        }
+    });
+    crate::server::control_loop()
+}
+
+async fn tokio_conn(
+    stream: tokio::net::TcpStream,
+    extra: Extra,
+    backend: SocketAddr,
+) -> io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+    let mut backend = backend_conn(extra, backend).await?;
+    let mut stream = BufReader::with_capacity(16 * 1024, stream);
+    let mut frame = Vec::new();
+    loop {
+        let mut header = [0u8; 4];
+        match stream.read_exact(&mut header).await {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        let n = payload_len(header, DEFAULT_MAX_FRAME)?;
+        frame.clear();
+        frame.extend_from_slice(&header);
+        frame.resize(4 + n, 0);
+        stream.read_exact(&mut frame[4..]).await?;
+        extra_await(extra, &mut backend).await?;
+        stream.get_mut().write_all(&frame).await?;
+    }
+}
+
+/// Pins the calling thread (and the threads it starts afterwards) to `cpu`, if the machine
+/// has at least two CPUs.
+fn pin_to(cpu: usize) {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        eprintln!("compat: fewer than 2 CPUs, not pinning");
+        return;
+    }
+    // SAFETY: cpu_set_t is plain old data (all-zero is the empty set); CPU_SET writes inside
+    // it for cpu < CPU_SETSIZE, and sched_setaffinity reads the valid set on our stack.
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc != 0 {
+        eprintln!(
+            "compat: pinning to CPU {cpu}: {}",
+            io::Error::last_os_error()
+        );
+    }
+}
+
+/// Runs `f` with the calling thread pinned to `cpu`, then restores its affinity.
+fn on_cpu<R>(cpu: usize, f: impl FnOnce() -> R) -> R {
+    // SAFETY: as in `pin_to`; sched_getaffinity fills the valid set on our stack.
+    let (saved, rc) = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        let rc = libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
+        (set, rc)
+    };
+    pin_to(cpu);
+    let out = f();
+    if rc == 0 {
+        // SAFETY: `saved` is the valid set sched_getaffinity filled above.
+        unsafe {
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &saved);
+        }
+    }
+    out
+}
