@@ -113,8 +113,7 @@ impl WorkerRef<'_> {
         let tick = self.local.tick.get().wrapping_add(1);
         self.local.tick.set(tick);
         crate::coop::reset();
-        // A panic inside the task's poll is caught by `Guarded`; one in the future's
-        // destructor (run here when the task completes or is aborted) unwinds this worker.
+        // A panic inside the task's poll or its future's destructor is caught by `Guarded`.
         task.run();
         if tick % GLOBAL_INTERVAL == 0 {
             self.poll_driver();
