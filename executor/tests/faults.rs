@@ -6,7 +6,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -217,4 +217,76 @@ fn d2_panicking_drop_of_many_tasks_at_shutdown_does_not_abort() {
             );
         }
     });
+}
+
+#[test]
+fn d5_dropping_the_runtime_inside_spawn_blocking_returns() {
+    within("drop in spawn_blocking", || {
+        let rt = rt(2);
+        let handle = rt.handle().clone();
+        let (tx, rx) = mpsc::channel();
+        let _h = handle.spawn_blocking(move || {
+            drop(rt);
+            tx.send(()).unwrap();
+        });
+        rx.recv().unwrap();
+        assert!(handle.is_shutdown());
+    });
+    within("shutdown_timeout in spawn_blocking", || {
+        let rt = rt(2);
+        let handle = rt.handle().clone();
+        let (tx, rx) = mpsc::channel();
+        let _h = handle.spawn_blocking(move || {
+            rt.shutdown_timeout(Duration::from_secs(60));
+            tx.send(()).unwrap();
+        });
+        rx.recv().unwrap();
+    });
+}
+
+#[test]
+fn d5_dropping_the_runtime_inside_a_task_returns() {
+    within("drop in a task", || {
+        let rt = rt(2);
+        let handle = rt.handle().clone();
+        let (tx, rx) = mpsc::channel();
+        let _h = handle.spawn(async move {
+            drop(rt);
+            tx.send(()).unwrap();
+        });
+        rx.recv().unwrap();
+        assert!(handle.is_shutdown());
+    });
+}
+
+#[test]
+fn d7_shutdown_timeout_bounds_the_whole_wait() {
+    // A blocking closure and a task that both block until released.
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let release_rx = Arc::new(std::sync::Mutex::new(release_rx));
+    let (started_tx, started_rx) = mpsc::channel();
+    let rt = rt(2);
+    let (r, s) = (release_rx.clone(), started_tx.clone());
+    let _b = rt.spawn_blocking(move || {
+        s.send(()).unwrap();
+        let _ = r.lock().unwrap().recv_timeout(Duration::from_secs(60));
+    });
+    let (r, s) = (release_rx.clone(), started_tx);
+    let _t = rt.spawn(async move {
+        s.send(()).unwrap();
+        // Blocks its worker (what a task must not do, and what shutdown must survive).
+        let _ = r.lock().unwrap().recv_timeout(Duration::from_secs(60));
+    });
+    started_rx.recv().unwrap();
+    started_rx.recv().unwrap();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        within("shutdown_timeout", move || {
+            rt.shutdown_timeout(Duration::from_millis(50))
+        })
+    }));
+    // Let the blocked closures go, whatever happened.
+    drop(release_tx);
+    if let Err(p) = outcome {
+        std::panic::resume_unwind(p);
+    }
 }
