@@ -143,11 +143,13 @@ impl Builder {
         self
     }
 
-    /// Starts the worker threads.
+    /// Starts the worker threads, and returns once each has run its `on_thread_start` hook.
     ///
     /// # Errors
-    /// `InvalidInput` for zero or more than 255 workers; the OS error if a thread cannot be
-    /// started.
+    /// `InvalidInput` for zero or more than 255 workers, or a thread name with a NUL byte; the
+    /// OS error if a thread cannot be started; an error naming the hook if `on_thread_start`
+    /// panicked on a worker. The workers already started are then shut down before this
+    /// returns.
     pub fn build(self) -> io::Result<Runtime> {
         let workers = self.workers.unwrap_or_else(|| {
             thread::available_parallelism()
@@ -159,6 +161,16 @@ impl Builder {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("spinpark: worker_threads must be 1..={MAX_WORKERS}, got {workers}"),
+            ));
+        }
+        if self.thread_name.contains('\0') {
+            // std would panic when naming the thread.
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "spinpark: thread_name must not contain a NUL byte, got {:?}",
+                    self.thread_name
+                ),
             ));
         }
         let max_spinners = self.max_spinners.unwrap_or((workers / 2).max(1));
@@ -186,21 +198,44 @@ impl Builder {
             exits: Arc::new(Exits::default()),
             shut_down: false,
         };
+        let (started_tx, started_rx) = std::sync::mpsc::channel();
         for (index, queue) in queues.into_iter().enumerate() {
             let handle = handle.clone();
             let (on_start, on_stop) = (self.on_start.clone(), self.on_stop.clone());
             let exits = rt.exits.clone();
+            let started = started_tx.clone();
             let t = thread::Builder::new()
                 .name(format!("{}-{index}", self.thread_name))
                 .spawn(move || {
                     let _exit = ExitGuard(exits);
-                    crate::worker::run(handle, index, queue, on_start, on_stop)
+                    crate::worker::run(handle, index, queue, on_start, on_stop, started)
                 })
                 .map_err(|e| {
                     io::Error::new(e.kind(), format!("spinpark: starting worker {index}: {e}"))
                 })?;
             // On error, `rt` drops here and stops the workers already started.
             rt.threads.push(t);
+        }
+        drop(started_tx);
+        // A worker that cannot start would still count in the idle protocol, where nobody
+        // would ever do its share (such as driving the reactor): fail instead. Each worker
+        // reports once and drops its sender, so this ends even if one dies without a word.
+        for _ in 0..workers {
+            match started_rx.recv() {
+                Ok(Ok(())) => {}
+                // `rt` drops on return and stops the workers already started.
+                Ok(Err(msg)) => {
+                    return Err(io::Error::other(format!(
+                        "spinpark: a worker could not start: its on_thread_start hook \
+                         panicked: {msg}"
+                    )))
+                }
+                Err(_) => {
+                    return Err(io::Error::other(
+                        "spinpark: a worker thread exited before it started",
+                    ))
+                }
+            }
         }
         Ok(rt)
     }

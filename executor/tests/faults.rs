@@ -6,6 +6,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -289,4 +290,64 @@ fn d7_shutdown_timeout_bounds_the_whole_wait() {
     if let Err(p) = outcome {
         std::panic::resume_unwind(p);
     }
+}
+
+#[test]
+fn d8_a_panicking_on_thread_start_makes_build_fail_and_stops_the_started_workers() {
+    within("build", || {
+        let started = Arc::new(AtomicUsize::new(0));
+        let stopped = Arc::new(AtomicUsize::new(0));
+        let (s, t) = (started.clone(), stopped.clone());
+        let attempts = Arc::new(AtomicUsize::new(0));
+        let err = Builder::new()
+            .worker_threads(3)
+            .on_thread_start(move || {
+                if attempts.fetch_add(1, SeqCst) == 1 {
+                    panic!("hook refuses");
+                }
+                s.fetch_add(1, SeqCst);
+            })
+            .on_thread_stop(move || {
+                t.fetch_add(1, SeqCst);
+            })
+            .build()
+            .expect_err("a worker failed to start");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("on_thread_start") && msg.contains("hook refuses"),
+            "{msg}"
+        );
+        // Every worker that did start was stopped (and joined) before build returned.
+        assert_eq!(started.load(SeqCst), 2);
+        assert_eq!(stopped.load(SeqCst), 2);
+    });
+}
+
+#[test]
+fn d8_a_thread_name_the_os_cannot_take_is_an_error() {
+    within("build", || {
+        let r = std::panic::catch_unwind(|| Builder::new().thread_name("bad\0name").build());
+        let err = r.expect("build must not panic").unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("thread_name"), "{err}");
+    });
+}
+
+#[test]
+fn thread_stop_hook_panicking_does_not_abort() {
+    within("stop hook", || {
+        let stopped = Arc::new(AtomicUsize::new(0));
+        let t = stopped.clone();
+        let rt = Builder::new()
+            .worker_threads(2)
+            .on_thread_stop(move || {
+                t.fetch_add(1, SeqCst);
+                panic!("stop hook refuses");
+            })
+            .build()
+            .unwrap();
+        assert_eq!(rt.block_on(rt.spawn(async { 3 })).unwrap(), 3);
+        drop(rt);
+        assert_eq!(stopped.load(SeqCst), 2);
+    });
 }
