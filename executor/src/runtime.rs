@@ -382,7 +382,9 @@ impl Runtime {
             // Otherwise (past the deadline) the thread is detached; it exits on its own.
         }
         // Wakers held by the reactor (I/O, timers) keep their tasks alive; drop them so those
-        // tasks are dropped too.
+        // tasks are dropped too. SeqCst fence: see `Shared::driver_or_install`, which shuts
+        // down a driver installed after the `driver.get()` below.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
         if let Some(d) = shared.driver.get() {
             d.shutdown();
         }
