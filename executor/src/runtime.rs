@@ -245,7 +245,8 @@ impl Builder {
 ///
 /// Dropping it shuts it down: workers finish the task they are running, every task that has
 /// not finished is dropped (its destructor runs; awaiting its [`JoinHandle`] elsewhere yields a
-/// cancelled [`crate::JoinError`]), and the worker threads are joined. Running
+/// cancelled [`crate::JoinError`], or a panic one if that destructor panicked), and the worker
+/// threads are joined. Running
 /// `spawn_blocking` closures are waited for; use [`Runtime::shutdown_timeout`] to bound that.
 ///
 /// It may be dropped anywhere, including inside one of its own tasks or `spawn_blocking`

@@ -190,7 +190,11 @@ impl<F> Drop for Guarded<F> {
     // is gone already), or when the task is dropped unfinished (runtime shutdown).
     fn drop(&mut self) {
         if let Err(payload) = self.drop_future() {
-            let mut slot = self.meta.drop_panic.lock().unwrap_or_else(|e| e.into_inner());
+            let mut slot = self
+                .meta
+                .drop_panic
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             if slot.is_none() {
                 *slot = Some(payload);
             } else {
