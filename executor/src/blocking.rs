@@ -4,7 +4,12 @@
 //! not counted anywhere in the idle protocol. A thread is started when a closure arrives and
 //! no pool thread is idle, up to a bound; a thread that has idled for the keep-alive period
 //! exits. Closures beyond the bound wait in a FIFO queue.
+//!
+//! Shutting down waits for the pool's threads to exit, except the calling thread when it is
+//! one of them (a closure that drops its own runtime): that one exits once its closure
+//! returns.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread;
@@ -15,6 +20,11 @@ use async_task::Runnable;
 use crate::context;
 use crate::handle::Handle;
 use crate::thread_context::within;
+
+thread_local! {
+    /// The pool this thread belongs to, or null. Only compared, never dereferenced.
+    static CURRENT_POOL: Cell<*const BlockingPool> = const { Cell::new(std::ptr::null()) };
+}
 
 pub(crate) struct BlockingPool {
     state: Mutex<State>,
@@ -89,6 +99,7 @@ impl BlockingPool {
 
     fn thread_main(&self, handle: Handle) {
         let _enter = context::enter(handle, false);
+        CURRENT_POOL.with(|p| p.set(self));
         let mut st = self.lock();
         loop {
             if let Some(r) = st.queue.pop_front() {
@@ -124,18 +135,19 @@ impl BlockingPool {
         self.exited.notify_all();
     }
 
-    /// Stops accepting closures, drops queued ones, and waits up to `timeout` for the running
-    /// ones to finish. Returns whether every pool thread exited in time.
-    pub(crate) fn shutdown(&self, timeout: Option<Duration>) -> bool {
+    /// Stops accepting closures, drops queued ones, and waits until `deadline` (if any) for
+    /// the running ones to finish. Returns whether every pool thread exited in time. Called
+    /// from one of the pool's own threads, it does not wait for that one.
+    pub(crate) fn shutdown(&self, deadline: Option<Instant>) -> bool {
         let mut st = self.lock();
         st.shutdown = true;
         let queued = std::mem::take(&mut st.queue);
         self.cond.notify_all();
         drop(st);
         drop(queued);
-        let deadline = timeout.map(|t| Instant::now() + t);
+        let own = CURRENT_POOL.with(|p| std::ptr::eq(p.get(), self)) as usize;
         let mut st = self.lock();
-        while st.threads > 0 {
+        while st.threads > own {
             match deadline {
                 None => st = self.exited.wait(st).unwrap_or_else(|e| e.into_inner()),
                 Some(d) => {

@@ -71,7 +71,8 @@ pub trait Driver: Send + Sync + 'static {
     fn unpark(&self);
 
     /// The runtime is shutting down: drop every waker the driver holds, so tasks waiting on
-    /// I/O or timers can be freed.
+    /// I/O or timers can be freed. May be called more than once (a driver installed while the
+    /// runtime shuts down may be shut down by both), and should make later registrations fail.
     fn shutdown(&self);
 
     /// For downcasting to the concrete reactor.

@@ -13,9 +13,11 @@
 //! ```
 //!
 //! How it works: every task's future is wrapped in `tasks.rs`'s `Guarded`, which catches a
-//! panic from the future's poll (so it never unwinds into a worker) and checks an abort flag
-//! before each poll. The task's output is thus `Result<T, JoinError>` already; the handle only
-//! has to add the case where the runtime dropped the task before it finished.
+//! panic from the future's poll or destructor (so it never unwinds into a worker) and checks
+//! an abort flag before each poll. The task's output is thus `Result<T, JoinError>` already,
+//! held in an [`Outcome`] whose destructor cannot unwind (async-task aborts the process if one
+//! it runs panics); the handle only has to add the case where the runtime dropped the task
+//! before it finished, reporting a panic of the future's destructor if there was one.
 
 use std::any::Any;
 use std::fmt;
@@ -24,6 +26,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
+use crate::panics;
 use crate::tasks::TaskMeta;
 
 /// Why a task did not produce its output.
@@ -78,10 +81,7 @@ impl JoinError {
 
     fn panic_message(&self) -> Option<&str> {
         match &self.repr {
-            Repr::Panic(p) => p
-                .downcast_ref::<&'static str>()
-                .copied()
-                .or_else(|| p.downcast_ref::<String>().map(String::as_str)),
+            Repr::Panic(p) => panics::message(p),
             Repr::Cancelled => None,
         }
     }
@@ -114,20 +114,43 @@ impl From<JoinError> for std::io::Error {
     }
 }
 
+/// A finished task's result as the task stores it until its handle takes it. Dropping it
+/// (the handle was dropped, so nobody will take it) never unwinds: a panic from the output's
+/// destructor is contained, as tokio does.
+pub(crate) struct Outcome<T>(Option<Result<T, JoinError>>);
+
+impl<T> Outcome<T> {
+    pub(crate) fn new(result: Result<T, JoinError>) -> Self {
+        Self(Some(result))
+    }
+
+    fn into_inner(mut self) -> Result<T, JoinError> {
+        self.0.take().expect("an outcome is taken once")
+    }
+}
+
+impl<T> Drop for Outcome<T> {
+    fn drop(&mut self) {
+        if let Some(result) = self.0.take() {
+            panics::drop_quietly(result);
+        }
+    }
+}
+
 /// An owned permission to await, abort or detach a spawned task.
 ///
 /// Awaiting it yields the task's output, or a [`JoinError`] if the task panicked, was aborted,
 /// or was dropped by a runtime that shut down. Dropping the handle detaches the task: it keeps
 /// running and its output is dropped.
 pub struct JoinHandle<T> {
-    task: Option<async_task::FallibleTask<Result<T, JoinError>>>,
+    task: Option<async_task::FallibleTask<Outcome<T>>>,
     meta: Arc<TaskMeta>,
     waker: Waker,
 }
 
 impl<T> JoinHandle<T> {
     pub(crate) fn new(
-        task: async_task::Task<Result<T, JoinError>>,
+        task: async_task::Task<Outcome<T>>,
         meta: Arc<TaskMeta>,
         waker: Waker,
     ) -> Self {
@@ -163,8 +186,15 @@ impl<T> Future for JoinHandle<T> {
             Poll::Pending => Poll::Pending,
             Poll::Ready(out) => {
                 self.task = None;
-                // `None`: the runtime dropped the task before it completed.
-                Poll::Ready(out.unwrap_or_else(|| Err(JoinError::cancelled())))
+                Poll::Ready(match out {
+                    Some(outcome) => outcome.into_inner(),
+                    // The runtime dropped the task before it completed; its future's
+                    // destructor may have panicked meanwhile.
+                    None => Err(match self.meta.take_drop_panic() {
+                        Some(payload) => JoinError::panic(payload),
+                        None => JoinError::cancelled(),
+                    }),
+                })
             }
         }
     }
@@ -173,6 +203,7 @@ impl<T> Future for JoinHandle<T> {
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
         if let Some(task) = self.task.take() {
+            // A finished task's output is dropped here (through `Outcome`, quietly).
             task.detach();
         }
     }

@@ -52,6 +52,7 @@ pub mod driver;
 mod handle;
 mod join;
 mod metrics;
+mod panics;
 mod runtime;
 mod scheduler;
 mod tasks;

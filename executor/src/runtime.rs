@@ -23,9 +23,9 @@ use std::fmt;
 use std::future::Future;
 use std::io;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Injector, Worker};
 
@@ -186,11 +186,13 @@ impl Builder {
         self
     }
 
-    /// Starts the worker threads.
+    /// Starts the worker threads, and returns once each has run its `on_thread_start` hook.
     ///
     /// # Errors
-    /// `InvalidInput` for zero or more than 255 workers; the OS error if a thread cannot be
-    /// started.
+    /// `InvalidInput` for zero or more than 255 workers, or a thread name with a NUL byte; the
+    /// OS error if a thread cannot be started; an error naming the hook if `on_thread_start`
+    /// panicked on a worker. The workers already started are then shut down before this
+    /// returns.
     pub fn build(self) -> io::Result<Runtime> {
         let workers = self.workers.unwrap_or_else(|| {
             thread::available_parallelism()
@@ -202,6 +204,16 @@ impl Builder {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("spinpark: worker_threads must be 1..={MAX_WORKERS}, got {workers}"),
+            ));
+        }
+        if self.thread_name.contains('\0') {
+            // std would panic when naming the thread.
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "spinpark: thread_name must not contain a NUL byte, got {:?}",
+                    self.thread_name
+                ),
             ));
         }
         let max_spinners = self.max_spinners.unwrap_or((workers / 2).max(1));
@@ -235,16 +247,22 @@ impl Builder {
         let mut rt = Runtime {
             handle: handle.clone(),
             threads: Vec::with_capacity(workers),
+            exits: Arc::new(Exits::default()),
+            shut_down: false,
         };
+        let (started_tx, started_rx) = std::sync::mpsc::channel();
         for (index, queue) in queues.into_iter().enumerate() {
             let handle = handle.clone();
             let (on_start, on_stop) = (self.on_start.clone(), self.on_stop.clone());
+            let exits = rt.exits.clone();
+            let started = started_tx.clone();
             let t = thread::Builder::new()
                 .name(format!("{}-{index}", self.thread_name))
                 .spawn(move || {
+                    let _exit = ExitGuard(exits);
                     let context = handle.shared.context.clone();
                     within(context.as_ref(), || {
-                        crate::worker::run(handle, index, queue, on_start, on_stop)
+                        crate::worker::run(handle, index, queue, on_start, on_stop, started)
                     })
                 })
                 .map_err(|e| {
@@ -252,6 +270,27 @@ impl Builder {
                 })?;
             // On error, `rt` drops here and stops the workers already started.
             rt.threads.push(t);
+        }
+        drop(started_tx);
+        // A worker that cannot start would still count in the idle protocol, where nobody
+        // would ever do its share (such as driving the reactor): fail instead. Each worker
+        // reports once and drops its sender, so this ends even if one dies without a word.
+        for _ in 0..workers {
+            match started_rx.recv() {
+                Ok(Ok(())) => {}
+                // `rt` drops on return and stops the workers already started.
+                Ok(Err(msg)) => {
+                    return Err(io::Error::other(format!(
+                        "spinpark: a worker could not start: its on_thread_start hook \
+                         panicked: {msg}"
+                    )))
+                }
+                Err(_) => {
+                    return Err(io::Error::other(
+                        "spinpark: a worker thread exited before it started",
+                    ))
+                }
+            }
         }
         Ok(rt)
     }
@@ -261,11 +300,61 @@ impl Builder {
 ///
 /// Dropping it shuts it down: workers finish the task they are running, every task that has
 /// not finished is dropped (its destructor runs; awaiting its [`JoinHandle`] elsewhere yields a
-/// cancelled [`crate::JoinError`]), and the worker threads are joined. Running
+/// cancelled [`crate::JoinError`], or a panic one if that destructor panicked), and the worker
+/// threads are joined. Running
 /// `spawn_blocking` closures are waited for; use [`Runtime::shutdown_timeout`] to bound that.
+///
+/// It may be dropped anywhere, including inside one of its own tasks or `spawn_blocking`
+/// closures: the calling thread is then not waited for (it exits once it returns to the
+/// runtime).
 pub struct Runtime {
     handle: Handle,
     threads: Vec<thread::JoinHandle<()>>,
+    exits: Arc<Exits>,
+    /// Whether `shutdown` ran (then dropping does nothing more).
+    shut_down: bool,
+}
+
+/// How many workers have exited, to wait for them with a deadline (std's `JoinHandle` has no
+/// timed join).
+#[derive(Default)]
+struct Exits {
+    count: Mutex<usize>,
+    cond: Condvar,
+}
+
+impl Exits {
+    /// Waits until `n` workers have exited or `deadline` passes; returns whether they did.
+    fn wait(&self, n: usize, deadline: Option<Instant>) -> bool {
+        // Only this module's code runs under the lock, so it cannot be poisoned; recover anyway.
+        let mut count = self.count.lock().unwrap_or_else(|e| e.into_inner());
+        while *count < n {
+            count = match deadline {
+                None => self.cond.wait(count).unwrap_or_else(|e| e.into_inner()),
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        return false;
+                    }
+                    self.cond
+                        .wait_timeout(count, d - now)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0
+                }
+            };
+        }
+        true
+    }
+}
+
+/// Counts its worker as exited when dropped, even if the worker unwinds.
+struct ExitGuard(Arc<Exits>);
+
+impl Drop for ExitGuard {
+    fn drop(&mut self) {
+        *self.0.count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        self.0.cond.notify_all();
+    }
 }
 
 impl fmt::Debug for Runtime {
@@ -321,38 +410,48 @@ impl Runtime {
         self.handle.metrics()
     }
 
-    /// Shuts down like dropping the runtime, but waits at most `timeout` for running
-    /// `spawn_blocking` closures; those still running are left to finish on their own.
+    /// Shuts down like dropping the runtime, but waits at most `timeout` in all: for workers
+    /// busy in a task that does not return, and for running `spawn_blocking` closures. Those
+    /// still running then are left to finish on their own.
     pub fn shutdown_timeout(mut self, timeout: Duration) {
-        self.shutdown(Some(timeout));
+        self.shutdown(Some(Instant::now() + timeout));
     }
 
     /// Shuts down inside the thread context (the tasks dropped here are dropped in it, as on
-    /// a worker), then releases the context (the tokio-compat runtime stops).
-    fn shutdown(&mut self, blocking_timeout: Option<Duration>) {
+    /// a worker), then releases the context (the tokio-compat runtime stops). Runs once:
+    /// `Drop` after `shutdown_timeout` does nothing more.
+    fn shutdown(&mut self, deadline: Option<Instant>) {
+        if std::mem::replace(&mut self.shut_down, true) {
+            return;
+        }
         let context = self.handle.shared.context.clone();
-        within(context.as_ref(), || self.stop(blocking_timeout));
+        within(context.as_ref(), || self.stop(deadline));
         if let Some(context) = context {
             context.shutdown();
         }
     }
 
-    fn stop(&mut self, blocking_timeout: Option<Duration>) {
+    fn stop(&mut self, deadline: Option<Instant>) {
         let shared = &self.handle.shared;
         shared.sleepers.shutdown(|| shared.unpark_driver());
+        // Dropped from inside one of its own tasks: that worker exits once the task returns,
+        // so it is neither waited for nor joined.
         let me = thread::current().id();
+        let own = self.threads.iter().any(|t| t.thread().id() == me) as usize;
+        let all_exited = self.exits.wait(self.threads.len() - own, deadline);
         for t in self.threads.drain(..) {
-            if t.thread().id() == me {
-                // Dropped from inside one of its own tasks: that worker exits by itself.
-                continue;
+            if t.thread().id() != me && (all_exited || t.is_finished()) {
+                // Task panics (poll or destructor) and thread-hook panics are caught, so a
+                // worker does not unwind; were one to, its panic was reported when it
+                // happened and there is nothing more to do for it here.
+                let _ = t.join();
             }
-            // A panic in a task's poll is caught, but one in a task's destructor or in a
-            // thread hook (`on_thread_start`/`on_thread_stop`) unwinds its worker; the panic
-            // was reported when it happened and there is nothing more to do for it here.
-            let _ = t.join();
+            // Otherwise (past the deadline) the thread is detached; it exits on its own.
         }
         // Wakers held by the reactor (I/O, timers) keep their tasks alive; drop them so those
-        // tasks are dropped too.
+        // tasks are dropped too. SeqCst fence: see `Shared::driver_or_install`, which shuts
+        // down a driver installed after the `driver.get()` below.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
         if let Some(d) = shared.driver.get() {
             d.shutdown();
         }
@@ -362,7 +461,7 @@ impl Runtime {
         while let Some(r) = steal_retrying(|| shared.injector.steal()) {
             drop(r);
         }
-        shared.blocking.shutdown(blocking_timeout);
+        shared.blocking.shutdown(deadline);
     }
 }
 

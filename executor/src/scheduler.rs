@@ -113,6 +113,15 @@ impl Shared {
         // Losing a race to another thread's installation is fine: ours is dropped.
         let won = self.driver.set(made).is_ok();
         if won {
+            // SeqCst fence, against the one in `Runtime::shutdown`: either shutdown sees this
+            // driver (and shuts it down), or this sees the shutdown and shuts it down itself
+            // (nobody would ever poll it); perhaps both, which is harmless.
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+            if self.sleepers.is_shutdown() {
+                if let Some(d) = self.driver.get() {
+                    d.shutdown();
+                }
+            }
             // Workers that parked before the driver existed sleep on the futex; get one up so
             // that the last worker to park again blocks in the driver and timers fire.
             self.notify_from(None);

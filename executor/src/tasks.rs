@@ -12,6 +12,12 @@
 //! How it works: a task is an `async_task` runnable whose future is wrapped in [`Guarded`]
 //! (panics caught, aborts honoured) and whose schedule function is [`Shared::schedule`].
 //!
+//! `Guarded` also drops the future itself, under `catch_unwind`: when it completes or is
+//! aborted (a panicking destructor then becomes the task's [`JoinError`]), or when the task is
+//! dropped unfinished (the panic is left in [`TaskMeta`] for the [`JoinHandle`] to report).
+//! async-task aborts the process if a destructor it runs panics, and a destructor panicking
+//! on a worker would unwind it; so no destructor of user code ever runs inside async-task.
+//!
 //! A task that waits on something outside the runtime's queues (a channel, a timer, a waker
 //! someone stashed) is reachable only through its waker. The runtime keeps one waker per
 //! waiting task in a [`TaskList`] (a task is listed the first time it returns `Pending`; one
@@ -21,14 +27,15 @@
 //! spawns on different threads rarely meet on a lock.
 
 use std::future::Future;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::mem::ManuallyDrop;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
 
 use crate::handle::Handle;
-use crate::join::{JoinError, JoinHandle};
+use crate::join::{JoinError, JoinHandle, Outcome};
+use crate::panics::{self, Payload};
 use crate::scheduler::Shared;
 
 /// Builds a task for `future` and schedules it on `shared`'s runtime; see [`crate::spawn`].
@@ -87,6 +94,9 @@ pub(crate) struct TaskMeta {
     /// The list the task is in, set when it is first listed (so a spawn does not touch the
     /// list's reference count, a cache line every spawning thread would share).
     tasks: OnceLock<Arc<TaskList>>,
+    /// The panic of the future's destructor when the task was dropped unfinished (runtime
+    /// shutdown), for the [`JoinHandle`] to report.
+    drop_panic: Mutex<Option<Payload>>,
 }
 
 impl TaskMeta {
@@ -96,6 +106,7 @@ impl TaskMeta {
             listable,
             key: AtomicUsize::new(usize::MAX),
             tasks: OnceLock::new(),
+            drop_panic: Mutex::new(None),
         })
     }
 
@@ -124,6 +135,15 @@ impl TaskMeta {
         self.aborted.store(true, Ordering::Release);
     }
 
+    /// The panic of the future's destructor, if the task was dropped unfinished and that
+    /// destructor panicked.
+    pub(crate) fn take_drop_panic(&self) -> Option<Payload> {
+        self.drop_panic
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
     /// The future is being dropped: the task is no longer live.
     fn unlist(&self) {
         let key = self.key.swap(usize::MAX, Ordering::Relaxed);
@@ -133,48 +153,103 @@ impl TaskMeta {
     }
 }
 
-/// A task's future as the runtime runs it: panics are caught, aborts are honoured.
+/// A task's future as the runtime runs it: panics are caught (in its poll and in its
+/// destructor), aborts are honoured.
 pub(crate) struct Guarded<F> {
-    future: F,
+    /// Dropped by [`Guarded::drop_future`], exactly once.
+    future: ManuallyDrop<F>,
+    /// Whether `future` has not been dropped yet.
+    live: bool,
     meta: Arc<TaskMeta>,
 }
 
 impl<F> Guarded<F> {
     pub(crate) fn new(future: F, meta: Arc<TaskMeta>) -> Self {
-        Self { future, meta }
+        Self {
+            future: ManuallyDrop::new(future),
+            live: true,
+            meta,
+        }
+    }
+
+    /// Drops the future where it is (once; later calls do nothing), catching a panic from its
+    /// destructor.
+    fn drop_future(&mut self) -> Result<(), Payload> {
+        if !std::mem::replace(&mut self.live, false) {
+            return Ok(());
+        }
+        // SAFETY: `live` was true, so the future has not been dropped, and it is now false, so
+        // it is never touched again (not even if its destructor panics). Dropping in place
+        // keeps the pinning promise: a pinned value may be dropped where it is.
+        panics::catch(|| unsafe { ManuallyDrop::drop(&mut self.future) })
     }
 }
 
 impl<F> Drop for Guarded<F> {
-    // Runs when the future is dropped (completed, aborted, or dropped with the runtime),
-    // which is when the task stops being live.
+    // Runs when async-task drops the task's future slot: after completion or abort (the future
+    // is gone already), or when the task is dropped unfinished (runtime shutdown).
     fn drop(&mut self) {
+        if let Err(payload) = self.drop_future() {
+            let mut slot = self
+                .meta
+                .drop_panic
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if slot.is_none() {
+                *slot = Some(payload);
+            } else {
+                drop(slot);
+                panics::forget_payload(payload);
+            }
+        }
         self.meta.unlist();
     }
 }
 
 impl<F: Future> Future for Guarded<F> {
-    type Output = Result<F::Output, JoinError>;
+    type Output = Outcome<F::Output>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `future` is structurally pinned: we never move it out of `self` (not even in
-        // `Drop`) and never hand out `&mut F`; `meta` is not pinned and only read through `&`.
+        // SAFETY: `future` is structurally pinned: we never move it out of `self` (it is only
+        // dropped in place, by `drop_future`) and never hand out `&mut F`; `live` and `meta`
+        // are not pinned.
         let this = unsafe { self.get_unchecked_mut() };
+        assert!(this.live, "a spinpark task was polled after it completed");
         // Acquire: pairs with the Release in `abort`, though the flag carries no data; any
         // ordering would be correct, this one is the conventional flag pairing.
         if this.meta.aborted.load(Ordering::Acquire) {
-            return Poll::Ready(Err(JoinError::cancelled()));
+            // Like tokio: a panic from the aborted future's destructor is what the handle sees.
+            let err = match this.drop_future() {
+                Ok(()) => JoinError::cancelled(),
+                Err(payload) => JoinError::panic(payload),
+            };
+            return Poll::Ready(Outcome::new(Err(err)));
         }
-        // SAFETY: see above; `future` stays where it is for as long as `self` is pinned.
-        let future = unsafe { Pin::new_unchecked(&mut this.future) };
-        match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+        // SAFETY: see above; `future` stays where it is for as long as `self` is pinned, and
+        // `live` says it has not been dropped.
+        let future = unsafe { Pin::new_unchecked(&mut *this.future) };
+        let out = match panics::catch(|| future.poll(cx)) {
             Ok(Poll::Pending) => {
                 this.meta.list_once(cx.waker());
-                Poll::Pending
+                return Poll::Pending;
             }
-            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
-            Err(payload) => Poll::Ready(Err(JoinError::panic(payload))),
-        }
+            Ok(Poll::Ready(v)) => match this.drop_future() {
+                Ok(()) => Ok(v),
+                Err(payload) => {
+                    // The destructor's panic is the task's outcome; the output goes.
+                    panics::drop_quietly(v);
+                    Err(JoinError::panic(payload))
+                }
+            },
+            Err(payload) => {
+                // The poll's panic is reported; a second one from the destructor is dropped.
+                if let Err(again) = this.drop_future() {
+                    panics::forget_payload(again);
+                }
+                Err(JoinError::panic(payload))
+            }
+        };
+        Poll::Ready(Outcome::new(out))
     }
 }
 

@@ -13,7 +13,7 @@
 
 use std::cell::Cell;
 use std::sync::atomic::Ordering::{Acquire, Release};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
 use async_task::Runnable;
 use crossbeam_deque::{Steal, Worker};
@@ -47,17 +47,32 @@ impl Local {
     }
 }
 
-/// The body of worker thread `index`.
+/// How a worker's start went: `Err` carries the message of its `on_thread_start` panic.
+pub(crate) type Started = Result<(), String>;
+
+/// The body of worker thread `index`. Reports on `started` once its `on_thread_start` hook
+/// ran: a worker whose hook panicked does not start (and `Builder::build` fails).
 pub(crate) fn run(
     handle: Handle,
     index: usize,
     queue: Worker<Runnable>,
     on_start: Option<ThreadHook>,
     on_stop: Option<ThreadHook>,
+    started: mpsc::Sender<Started>,
 ) {
     if let Some(f) = &on_start {
-        f();
+        if let Err(payload) = crate::panics::catch(|| f()) {
+            let msg = crate::panics::message(&payload)
+                .unwrap_or("(no message)")
+                .to_string();
+            crate::panics::forget_payload(payload);
+            let _ = started.send(Err(msg));
+            return;
+        }
     }
+    // The builder may have given up already (another worker failed); that is fine.
+    let _ = started.send(Ok(()));
+    drop(started);
     let shared: Arc<Shared> = handle.shared.clone();
     let local = Local {
         shared: Arc::as_ptr(&shared),
@@ -83,7 +98,10 @@ pub(crate) fn run(
         }
     }
     if let Some(f) = &on_stop {
-        f();
+        // The worker is done either way; the panic hook has reported the panic.
+        if let Err(payload) = crate::panics::catch(|| f()) {
+            crate::panics::forget_payload(payload);
+        }
     }
 }
 
@@ -113,8 +131,7 @@ impl WorkerRef<'_> {
         let tick = self.local.tick.get().wrapping_add(1);
         self.local.tick.set(tick);
         crate::coop::reset();
-        // A panic inside the task's poll is caught by `Guarded`; one in the future's
-        // destructor (run here when the task completes or is aborted) unwinds this worker.
+        // A panic inside the task's poll or its future's destructor is caught by `Guarded`.
         task.run();
         if tick % GLOBAL_INTERVAL == 0 {
             self.poll_driver();

@@ -90,12 +90,21 @@ impl Reactor {
     }
 
     /// The reactor of `handle`'s runtime, created and installed on first use.
+    ///
+    /// # Errors
+    /// Once the runtime has shut down: nobody would ever poll the reactor, so a socket or
+    /// timer registered with it would wait forever.
     pub(crate) fn of(handle: &Handle) -> io::Result<Arc<Reactor>> {
+        if handle.is_shutdown() {
+            return Err(shut_down());
+        }
         let driver = driver::get_or_install(handle, || {
             let r = Reactor::new()?;
             Ok(Box::new(NetDriver(Arc::new(r))))
         })?;
         match driver.as_any().downcast_ref::<NetDriver>() {
+            // Shut down meanwhile (the executor shuts down a driver installed too late).
+            Some(d) if d.0.is_shut_down() => Err(shut_down()),
             Some(d) => Ok(d.0.clone()),
             None => Err(io::Error::other(
                 "this runtime already has an I/O driver that is not spinpark-net's",
@@ -129,12 +138,14 @@ impl Reactor {
         fd: RawFd,
         assume_ready: bool,
     ) -> io::Result<(Token, Arc<Readiness>)> {
-        if self.shut_down.load(Ordering::Acquire) {
-            return Err(io::Error::other("the spinpark runtime is shutting down"));
-        }
         let source = Arc::new(Readiness::new(assume_ready));
         let token = {
             let mut slab = self.slab();
+            // Checked under the lock that `shutdown` takes after setting the flag: either it
+            // finds this source, or this sees the flag.
+            if self.shut_down.load(Ordering::Acquire) {
+                return Err(shut_down());
+            }
             let index = match slab.free.pop() {
                 Some(i) => i,
                 None => {
@@ -245,6 +256,11 @@ impl Reactor {
     }
 }
 
+/// The error of registering with the reactor of a runtime that has shut down.
+fn shut_down() -> io::Error {
+    io::Error::other("the spinpark runtime has shut down")
+}
+
 /// Maps epoll's event bits to the source's readiness bits.
 fn readiness_bits(ev: u32) -> usize {
     let ev = ev as libc::c_int;
@@ -324,6 +340,8 @@ impl Driver for NetDriver {
         for s in sources {
             s.shutdown();
         }
+        // Wakes the timers' wakers: a timer's next poll panics (it can never fire), instead of
+        // a `block_on` elsewhere waiting for good.
         r.timers.clear();
     }
 

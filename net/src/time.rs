@@ -31,11 +31,7 @@ use crate::timers::TimerKey;
 /// # Panics
 /// When first polled outside a spinpark runtime, or polled after its runtime shut down.
 pub fn sleep(duration: Duration) -> Sleep {
-    sleep_until(
-        Instant::now()
-            .checked_add(duration)
-            .unwrap_or_else(far_future),
-    )
+    sleep_until(after(Instant::now(), duration))
 }
 
 /// Waits until `deadline`.
@@ -52,6 +48,14 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 fn far_future() -> Instant {
     Instant::now() + Duration::from_secs(86400 * 365 * 30)
 }
+
+/// `t + d`, clamped to about 30 years from now where that overflows `Instant`.
+fn after(t: Instant, d: Duration) -> Instant {
+    t.checked_add(d).unwrap_or_else(far_future)
+}
+
+/// Why a timer panics once its runtime is gone.
+const SHUT_DOWN: &str = "spinpark::time: the runtime this timer belongs to has shut down";
 
 /// The future returned by [`sleep`] and [`sleep_until`].
 #[must_use = "futures do nothing unless you `.await` them"]
@@ -115,16 +119,18 @@ impl Future for Sleep {
             State::Registered(r, _) if r.is_shut_down() => {
                 // Nothing will ever fire this timer: say so rather than wait forever (tokio
                 // panics likewise). In a task, the panic becomes the task's JoinError.
-                panic!("spinpark::time: the runtime this timer belongs to has shut down")
+                panic!("{SHUT_DOWN}")
             }
             State::Registered(r, key) => {
                 if !r.timers.update(*key, cx.waker()) {
-                    // Fired, but our clock read above said "not yet": impossible since timers
-                    // fire only at or after their deadline; re-arm to be safe.
+                    // Gone from the store without our clock saying "due": the runtime shut
+                    // down meanwhile (re-arming then panics), or, though timers fire only at
+                    // or after their deadline, it fired; re-arm to be safe.
                     this.state = arm(r.clone(), this.deadline, cx.waker());
                 }
             }
             State::Unregistered => {
+                // Fails once the runtime has shut down (its message says so).
                 let r = Reactor::current().unwrap_or_else(|e| panic!("spinpark::time: {e}"));
                 this.state = arm(r, this.deadline, cx.waker());
             }
@@ -135,8 +141,13 @@ impl Future for Sleep {
 }
 
 /// Registers a timer for `deadline` with `r`, waking a parked reactor if it is due earlier.
+///
+/// # Panics
+/// If `r`'s runtime has shut down (then the timer could never fire).
 fn arm(r: Arc<Reactor>, deadline: Instant, waker: &Waker) -> State {
-    let key = r.timers.insert(deadline, waker.clone());
+    let Some(key) = r.timers.insert(deadline, waker.clone()) else {
+        panic!("{SHUT_DOWN}");
+    };
     r.timer_added(deadline);
     State::Registered(r, key)
 }
@@ -247,11 +258,12 @@ impl Interval {
             Poll::Ready(()) => {
                 let scheduled = self.sleep.deadline();
                 let now = Instant::now();
-                let next = if now >= scheduled + self.period {
+                // Clamped like `sleep`: a huge period means "practically never".
+                let next = if now >= after(scheduled, self.period) {
                     // Missed one or more ticks: skip them.
-                    now + self.period
+                    after(now, self.period)
                 } else {
-                    scheduled + self.period
+                    after(scheduled, self.period)
                 };
                 self.sleep.reset(next);
                 Poll::Ready(scheduled)
