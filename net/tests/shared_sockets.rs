@@ -3,6 +3,7 @@
 //! Everything runs on 127.0.0.1 with port 0 and stops by itself.
 
 use std::future::Future;
+use std::io::{IoSlice, Read};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
@@ -128,5 +129,51 @@ fn two_readers_both_finish_when_data_then_end_of_stream_arrive() {
         got.sort();
         // One read the byte; the other read it or, after it was taken, the end of stream.
         assert!(got == [0, 1] || got == [1, 1], "{got:?}");
+    });
+}
+
+#[test]
+fn a_vectored_write_of_more_slices_than_iov_max_does_not_stall_the_next_write() {
+    rt().block_on(async {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        const SLICES: usize = 2000;
+        let total = SLICES + 4;
+        // The peer only reads (it never sends anything that could make the socket writable
+        // again by accident), until it has every byte.
+        let peer = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            while got.len() < total {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                }
+            }
+            got
+        });
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        let bytes: Vec<u8> = (0..SLICES).map(|i| i as u8).collect();
+        let slices: Vec<IoSlice<'_>> = bytes.chunks(1).map(IoSlice::new).collect();
+        let mut sent = 0;
+        while sent < SLICES {
+            let n = guard("write_vectored", stream.write_vectored(&slices[sent..]))
+                .await
+                .unwrap();
+            assert!(n > 0 && n <= 1024, "{n} bytes from 1-byte slices");
+            sent += n;
+        }
+        guard(
+            "the write after a clamped vectored write",
+            stream.write_all(b"tail"),
+        )
+        .await
+        .unwrap();
+        let got = peer.join().unwrap();
+        let mut want = bytes.clone();
+        want.extend_from_slice(b"tail");
+        assert_eq!(got, want);
     });
 }
