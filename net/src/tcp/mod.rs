@@ -55,6 +55,6 @@ mod listener;
 mod split;
 mod stream;
 
-pub use listener::{Incoming, TcpListener, ACCEPT_BACKOFF};
+pub use listener::{Incoming, TcpListener, ACCEPT_BACKOFF, DEFAULT_BACKLOG};
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 pub use stream::TcpStream;

@@ -220,7 +220,7 @@ fn start_connect(addr: SocketAddr) -> io::Result<std::net::TcpStream> {
 }
 
 /// `addr` as a C socket address.
-fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+pub(super) fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     // SAFETY: sockaddr_storage is plain old data; all-zero is a valid (unspecified) value.
     let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     let len = match addr {
