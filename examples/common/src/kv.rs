@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::log_limit::LogLimit;
 use crate::resp::{parse_i64, Limits, Parser, Reply, Value};
 
 /// How much a connection reads at a time.
@@ -352,16 +353,20 @@ where
 /// Accepts connections forever, serving each on a task of its own with `TCP_NODELAY`.
 /// Returns only if accepting fails for a reason that is not about one connection (the
 /// listener already waits out running out of descriptors).
+/// Per-connection errors print at most 10 lines a second, then a count.
 pub async fn serve(listener: spinpark::net::TcpListener, store: Store) -> io::Result<()> {
+    static CONN_ERRORS: LogLimit = LogLimit::new(10);
     loop {
         let (stream, peer) = listener.accept().await?;
         if let Err(e) = stream.set_nodelay(true) {
-            eprintln!("kv_server: TCP_NODELAY for {peer}: {e}");
+            CONN_ERRORS.log(format_args!("kv_server: TCP_NODELAY for {peer}: {e}"));
         }
         let store = store.clone();
         spinpark::spawn(async move {
             if let Err(e) = serve_conn(stream, store).await {
-                eprintln!("kv_server: closed the connection from {peer}: {e}");
+                CONN_ERRORS.log(format_args!(
+                    "kv_server: closed the connection from {peer}: {e}"
+                ));
             }
         });
     }
