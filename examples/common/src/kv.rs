@@ -324,19 +324,7 @@ where
     let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     loop {
-        let filled = buf.len();
-        let mut chunk = READ_CHUNK;
-        if let Some(need) = parser.needs().filter(|&need| need > filled) {
-            // Inside a bulk string: read no further than its end, and grow the buffer towards
-            // it by doubling (its length is only a claim: no faster than the bytes arrive), so
-            // that it ends at the request's size instead of doubling past it.
-            chunk = chunk.min(need - filled);
-            if buf.capacity() < filled + chunk {
-                let target = need.min(2 * filled.max(READ_CHUNK));
-                buf.reserve_exact(target - filled);
-            }
-        }
-        buf.resize(filled + chunk, 0);
+        let filled = read_window(&mut buf, parser.needs());
         let n = match stream.read(&mut buf[filled..]).await {
             Ok(n) => n,
             Err(e) => {
@@ -385,6 +373,31 @@ where
             out = Vec::with_capacity(READ_CHUNK);
         }
     }
+}
+
+/// Makes room at the end of a connection's read buffer for the next read (zeroed bytes past
+/// the data) and returns where it starts. `needs` is [`Parser::needs`]: inside a bulk string
+/// the read goes no further than its end, and the buffer grows towards it by doubling (the
+/// length is only a client's claim: no faster than the bytes arrive), so that it ends at the
+/// request's size instead of doubling past it.
+///
+/// ```
+/// let mut buf = Vec::new();
+/// let start = examples_common::kv::read_window(&mut buf, None);
+/// assert_eq!((start, buf.len()), (0, examples_common::kv::READ_CHUNK));
+/// ```
+pub fn read_window(buf: &mut Vec<u8>, needs: Option<usize>) -> usize {
+    let filled = buf.len();
+    let mut chunk = READ_CHUNK;
+    if let Some(need) = needs.filter(|&need| need > filled) {
+        chunk = chunk.min(need - filled);
+        if buf.capacity() < filled + chunk {
+            let target = need.min(2 * filled.max(READ_CHUNK));
+            buf.reserve_exact(target - filled);
+        }
+    }
+    buf.resize(filled + chunk, 0);
+    filled
 }
 
 /// Accepts connections forever, serving each on a task of its own with `TCP_NODELAY`.

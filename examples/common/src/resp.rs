@@ -125,6 +125,15 @@ impl Parser {
         self.needs
     }
 
+    /// The heap bytes the parser holds for a partial request (its arguments so far), for
+    /// tests of the memory bound.
+    pub fn buffered(&self) -> usize {
+        self.partial.as_ref().map_or(0, |p| {
+            p.args.capacity() * std::mem::size_of::<Vec<u8>>()
+                + p.args.iter().map(Vec::capacity).sum::<usize>()
+        })
+    }
+
     /// Parses the request at the front of `buf`: `Ok(Some((args, consumed)))` when it is
     /// complete, `Ok(None)` when more bytes are needed.
     pub fn parse(&mut self, buf: &[u8]) -> Result<Option<(Args, usize)>, ProtocolError> {
