@@ -228,3 +228,56 @@ impl Readiness {
         drop(ws);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+    use std::task::Wake;
+
+    /// A waker that counts its wakes.
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, AcqRel);
+        }
+    }
+
+    fn waker() -> (Arc<Count>, Waker) {
+        let c = Arc::new(Count(AtomicUsize::new(0)));
+        (c.clone(), Waker::from(c))
+    }
+
+    #[test]
+    fn an_event_wakes_every_waiter_in_its_direction_once() {
+        let r = Readiness::new(false);
+        let (a, wa) = waker();
+        let (b, wb) = waker();
+        let (w, ww) = waker();
+        for _ in 0..3 {
+            // Re-polling with the same waker adds no entry.
+            assert!(r
+                .poll_ready(Direction::Read, &mut Context::from_waker(&wa))
+                .is_pending());
+            assert!(r
+                .poll_ready(Direction::Read, &mut Context::from_waker(&wb))
+                .is_pending());
+        }
+        assert!(r
+            .poll_ready(Direction::Write, &mut Context::from_waker(&ww))
+            .is_pending());
+        r.set_ready(READABLE);
+        assert_eq!((a.0.load(Acquire), b.0.load(Acquire)), (1, 1));
+        assert_eq!(
+            w.0.load(Acquire),
+            0,
+            "a read event leaves the writer waiting"
+        );
+        r.set_ready(READABLE);
+        assert_eq!((a.0.load(Acquire), b.0.load(Acquire)), (1, 1), "taken");
+        r.set_ready(WRITABLE);
+        assert_eq!(w.0.load(Acquire), 1);
+    }
+}
