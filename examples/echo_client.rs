@@ -1,5 +1,6 @@
 //! A small blocking client for the echo protocol: sends `--requests` frames of `--size`
-//! bytes, one at a time, checks every response, and prints the latency distribution.
+//! bytes, one at a time, checks every response, and prints the latency distribution. A reply
+//! that announces more than `--max-frame` bytes (16 MiB by default) is an error.
 //!
 //! ```text
 //! cargo run --release --example echo_client -- --addr 127.0.0.1:7000 --requests 100000 --size 100
@@ -14,7 +15,8 @@ fn main() -> std::io::Result<()> {
     let addr: SocketAddr = args::get("--addr", "127.0.0.1:7000".parse().unwrap(), args::number);
     let requests: usize = args::get("--requests", 10_000, args::number);
     let size: usize = args::get("--size", 100, args::number);
-    let mut client = echo_proto::Client::connect(addr)?;
+    let max_frame = args::get("--max-frame", echo_proto::DEFAULT_MAX_FRAME, args::number);
+    let mut client = echo_proto::Client::connect(addr)?.max_frame(max_frame);
     let payload: Vec<u8> = (0..size).map(|i| i as u8).collect();
     let request = echo_proto::frame(&payload);
     let mut latencies = Vec::with_capacity(requests);

@@ -7,8 +7,9 @@
 //! ```
 //!
 //! Frames over `--max-frame` bytes (16 MiB by default) are refused: the server logs one line
-//! and closes that connection only.
+//! and closes that connection only. Such lines are limited to 10 a second (then a count).
 
+use examples_common::log_limit::LogLimit;
 use examples_common::{args, duration, echo_proto};
 
 use std::net::SocketAddr;
@@ -28,6 +29,9 @@ fn main() -> std::io::Result<()> {
     rt.block_on(serve(addr, max_frame))
 }
 
+/// Connection errors (resets, oversized frames) print at most this many lines a second.
+static CONN_ERRORS: LogLimit = LogLimit::new(10);
+
 async fn serve(addr: SocketAddr, max_frame: usize) -> std::io::Result<()> {
     let listener = spinpark::net::TcpListener::bind(addr).await?;
     println!("echo server listening on {}", listener.local_addr()?);
@@ -37,7 +41,7 @@ async fn serve(addr: SocketAddr, max_frame: usize) -> std::io::Result<()> {
         spinpark::spawn(async move {
             match echo_proto::serve_futures_io(stream, max_frame).await {
                 Ok(_) => {}
-                Err(e) => eprintln!("closing connection from {peer}: {e}"),
+                Err(e) => CONN_ERRORS.log(format_args!("closing connection from {peer}: {e}")),
             }
         });
     }

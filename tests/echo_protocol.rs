@@ -86,3 +86,48 @@ fn payload_len_refuses_frames_over_the_limit() {
     assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
     assert!(e.to_string().contains("exceeds"));
 }
+
+#[test]
+fn a_frame_that_trickles_in_is_echoed_whole() {
+    let rt = spinpark::Builder::new().worker_threads(2).build().unwrap();
+    let listener = rt
+        .block_on(spinpark::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    rt.spawn(async move {
+        let (s, _) = listener.accept().await.unwrap();
+        let _ = serve_futures_io(s, 1 << 20).await;
+    });
+    let mut c = Client::connect(addr).unwrap();
+    c.stream()
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    // Larger than the reader's read-ahead, sent in uneven pieces.
+    let payload: Vec<u8> = (0..300_000u32).map(|i| (i * 7) as u8).collect();
+    let wire = frame(&payload);
+    for piece in wire.chunks(70_001) {
+        c.send(piece).unwrap();
+    }
+    assert_eq!(c.recv().unwrap(), payload.as_slice());
+}
+
+#[test]
+fn the_client_refuses_a_reply_longer_than_its_limit() {
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = server.local_addr().unwrap();
+    let hostile = std::thread::spawn(move || {
+        let (mut s, _) = server.accept().unwrap();
+        let mut req = [0u8; 5];
+        s.read_exact(&mut req).unwrap();
+        // Announce 64 MiB (over the client's 16 MiB default), then hang up.
+        s.write_all(&(64u32 << 20).to_be_bytes()).unwrap();
+    });
+    let mut c = Client::connect(addr).unwrap();
+    c.stream()
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let e = c.call(&frame(b"x")).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidData, "{e}");
+    assert!(e.to_string().contains("the server's reply"), "{e}");
+    hostile.join().unwrap();
+}

@@ -533,7 +533,6 @@ fn protocol_error_closes_only_that_connection() {
         ("negative bulk length", b"*1\r\n$-5\r\n"),
         ("bulk length over the bound", over_bulk.as_bytes()),
         ("array length over the bound", over_array.as_bytes()),
-        ("negative array length", b"*-3\r\n"),
         ("non-numeric array length", b"*x\r\n"),
         ("bad type byte", b"*1\r\n+PING\r\n"),
         ("missing CRLF after bulk data", b"*1\r\n$4\r\nPINGxx"),
@@ -687,7 +686,7 @@ fn parser_rejects_malformed_requests() {
         b"*2\r\n$abc\r\n",
         b"*1\r\n$-5\r\n",
         b"*1\r\n$-1\r\n",
-        b"*-1\r\n",
+        b"*-0\r\n",
         b"*x\r\n",
         b"*\r\n",
         b"*01\r\n",
@@ -709,6 +708,64 @@ fn parser_rejects_malformed_requests() {
     assert!(resp::parse(endless.as_bytes()).is_err());
     let endless = format!("*1\r\n${}", "1".repeat(40));
     assert!(resp::parse(endless.as_bytes()).is_err());
+}
+
+#[test]
+fn parser_skips_null_and_negative_arrays_as_redis_does() {
+    // Redis ignores a multibulk count of zero or below (`*-1` is RESP's null array).
+    for input in [&b"*-1\r\n"[..], b"*-3\r\n", b"*0\r\n"] {
+        assert_eq!(
+            resp::parse(input),
+            Ok(Some((Vec::new(), input.len()))),
+            "{}",
+            String::from_utf8_lossy(input)
+        );
+    }
+    assert!(resp::parse(b"*-9223372036854775809\r\n").is_err());
+}
+
+#[test]
+fn null_array_and_repeated_set_options_over_the_wire_match_redis() {
+    with_server(|addr| async move {
+        let mut c = Client::connect(addr).await;
+        c.send_raw(b"*-1\r\n*-3\r\nPING\r\n").await;
+        assert_eq!(
+            c.recv().await,
+            simple("PONG"),
+            "the null arrays got no reply"
+        );
+        assert_eq!(c.cmd("SET a v NX NX").await, ok());
+        assert_eq!(c.cmd("SET a w XX XX").await, ok());
+        assert_eq!(c.cmd("GET a").await, bulk("w"));
+        assert_eq!(c.cmd("SET a v NX nx").await, Reply::Nil);
+        assert_eq!(c.cmd("SET b v KEEPTTL KEEPTTL").await, ok());
+        // The last EX or PX counts, and only it is checked.
+        assert_eq!(c.cmd("SET c v EX 1 EX 100000").await, ok());
+        assert_eq!(c.cmd("SET c v PX ten PX 100000").await, ok());
+        assert_eq!(c.cmd("GET c").await, bulk("v"));
+        assert_eq!(
+            c.cmd("SET c v EX 100000 EX 0").await,
+            err("ERR invalid expire time in 'set' command")
+        );
+        let syntax = err("ERR syntax error");
+        for bad in [
+            "SET k v NX NX XX",
+            "SET k v PX 1 EX 1",
+            "SET k v KEEPTTL PX 1",
+        ] {
+            assert_eq!(c.cmd(bad).await, syntax, "{bad}");
+        }
+        // Past what a Unix time in milliseconds can hold.
+        let invalid = err("ERR invalid expire time in 'set' command");
+        for bad in [
+            "SET k v PX 9223372036854775807",
+            "SET k v EX 9223372036854775",
+            "SET k v PX 9223372036854775000",
+        ] {
+            assert_eq!(c.cmd(bad).await, invalid, "{bad}");
+        }
+        assert_eq!(c.cmd("EXISTS k").await, int(0), "refused SETs set nothing");
+    });
 }
 
 #[test]

@@ -13,7 +13,7 @@
 use std::io;
 use std::time::Duration;
 
-use crate::echo_proto::payload_len;
+use crate::echo_proto::FrameReader;
 
 /// How long a connection may sit idle between requests.
 const IDLE: Duration = Duration::from_secs(1);
@@ -32,25 +32,36 @@ pub async fn serve_spinpark(stream: spinpark::net::TcpStream, max: usize) -> io:
     use futures_util::io::{AsyncReadExt, AsyncWriteExt, BufReader};
     use spinpark::time::timeout;
     let mut stream = BufReader::with_capacity(16 * 1024, stream);
-    let mut frame = Vec::new();
+    // Memory grows with the bytes received, not with the length a header announces.
+    let mut frames = FrameReader::new(max);
     let mut served = 0;
     loop {
-        let mut header = [0u8; 4];
-        match timeout(IDLE, stream.read_exact(&mut header)).await {
+        // A request's first bytes, under the idle timeout.
+        let n = match timeout(IDLE, stream.read(frames.spare())).await {
             Err(_idle) => return Ok(served),
-            Ok(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(served),
             Ok(r) => r?,
+        };
+        if n == 0 {
+            return match frames.is_empty() {
+                true => Ok(served),
+                false => Err(frames.eof_error()),
+            };
         }
-        let n = payload_len(header, max)?;
+        let mut done = frames.filled(n)?;
+        // The rest of it, and the reply, under the deadline.
         timeout(DEADLINE, async {
-            frame.clear();
-            frame.extend_from_slice(&header);
-            frame.resize(4 + n, 0);
-            stream.read_exact(&mut frame[4..]).await?;
-            stream.get_mut().write_all(&frame).await
+            while !done {
+                let n = stream.read(frames.spare()).await?;
+                if n == 0 {
+                    return Err(frames.eof_error());
+                }
+                done = frames.filled(n)?;
+            }
+            stream.get_mut().write_all(frames.frame()).await
         })
         .await
         .map_err(|_| missed())??;
+        frames.consume();
         served += 1;
     }
 }
@@ -60,27 +71,36 @@ pub async fn serve_tokio(stream: tokio::net::TcpStream, max: usize) -> io::Resul
     use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
     use tokio::time::timeout;
     let mut stream = BufReader::with_capacity(16 * 1024, stream);
-    let mut frame = Vec::new();
+    // Memory grows with the bytes received, not with the length a header announces.
+    let mut frames = FrameReader::new(max);
     let mut served = 0;
     loop {
-        let mut header = [0u8; 4];
-        match timeout(IDLE, stream.read_exact(&mut header)).await {
+        // A request's first bytes, under the idle timeout.
+        let n = match timeout(IDLE, stream.read(frames.spare())).await {
             Err(_idle) => return Ok(served),
-            Ok(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(served),
-            Ok(r) => {
-                r?;
-            }
+            Ok(r) => r?,
+        };
+        if n == 0 {
+            return match frames.is_empty() {
+                true => Ok(served),
+                false => Err(frames.eof_error()),
+            };
         }
-        let n = payload_len(header, max)?;
+        let mut done = frames.filled(n)?;
+        // The rest of it, and the reply, under the deadline.
         timeout(DEADLINE, async {
-            frame.clear();
-            frame.extend_from_slice(&header);
-            frame.resize(4 + n, 0);
-            stream.read_exact(&mut frame[4..]).await?;
-            stream.get_mut().write_all(&frame).await
+            while !done {
+                let n = stream.read(frames.spare()).await?;
+                if n == 0 {
+                    return Err(frames.eof_error());
+                }
+                done = frames.filled(n)?;
+            }
+            stream.get_mut().write_all(frames.frame()).await
         })
         .await
         .map_err(|_| missed())??;
+        frames.consume();
         served += 1;
     }
 }

@@ -18,7 +18,7 @@ use std::net::SocketAddr;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-use crate::echo_proto::{payload_len, serve_futures_io, DEFAULT_MAX_FRAME};
+use crate::echo_proto::{serve_futures_io, FrameReader, DEFAULT_MAX_FRAME};
 use crate::{deadline, pin};
 
 /// What server process to start.
@@ -310,21 +310,20 @@ fn serve_tokio(workers: usize, with_deadline: bool) {
 async fn serve_tokio_conn(stream: tokio::net::TcpStream, max: usize) -> io::Result<u64> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
     let mut stream = BufReader::with_capacity(16 * 1024, stream);
-    let mut frame = Vec::new();
+    let mut frames = FrameReader::new(max);
     let mut served = 0;
     loop {
-        let mut header = [0u8; 4];
-        match stream.read_exact(&mut header).await {
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(served),
-            Err(e) => return Err(e),
+        let n = stream.read(frames.spare()).await?;
+        if n == 0 {
+            return match frames.is_empty() {
+                true => Ok(served),
+                false => Err(frames.eof_error()),
+            };
         }
-        let n = payload_len(header, max)?;
-        frame.clear();
-        frame.extend_from_slice(&header);
-        frame.resize(4 + n, 0);
-        stream.read_exact(&mut frame[4..]).await?;
-        stream.get_mut().write_all(&frame).await?;
-        served += 1;
+        if frames.filled(n)? {
+            stream.get_mut().write_all(frames.frame()).await?;
+            frames.consume();
+            served += 1;
+        }
     }
 }

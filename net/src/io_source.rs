@@ -90,7 +90,9 @@ impl<T: AsRawFd> IoSource<T> {
     }
 
     /// [`IoSource::poll_io`] for a read or write of `len` bytes: moving some but fewer than
-    /// `len` bytes means the buffer was drained (or filled).
+    /// `len` bytes means the buffer was drained (or filled). `len` must be what the syscall
+    /// was offered: bytes it could never take in one call (slices past `IOV_MAX`) would turn
+    /// a full transfer into a "short" one and clear readiness with no edge to come.
     pub(crate) fn poll_transfer(
         &self,
         dir: Direction,

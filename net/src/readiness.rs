@@ -19,6 +19,15 @@
 //! Waiting follows store-then-check: a task stores its waker under the lock, then re-reads
 //! readiness, so an event that landed while it was storing is not missed. The reactor takes the
 //! wakers under the lock and wakes them after releasing it.
+//!
+//! Several tasks may wait in one direction (two tasks accepting on one `Arc<TcpListener>`, or
+//! reading one `Arc<TcpStream>`), and an event wakes all of them, so that none is stranded
+//! when another is aborted. The usual single waiter costs what it always did: it sits in a slot
+//! of its own, and only a second, different waker goes to a list (which allocates only then).
+//! A waker is kept until the next event in its direction (or shutdown, or the socket's drop)
+//! even if its task gave up waiting: waking a finished task does nothing, and a task that still
+//! waits is found again by `will_wake`, so the list holds one entry per task that waited since
+//! the last event.
 
 use std::sync::atomic::{AtomicUsize, Ordering::AcqRel, Ordering::Acquire};
 use std::sync::Mutex;
@@ -75,8 +84,44 @@ impl Seen {
 
 #[derive(Default)]
 struct Waiters {
-    reader: Option<Waker>,
-    writer: Option<Waker>,
+    reader: Wakers,
+    writer: Wakers,
+}
+
+/// The tasks waiting in one direction: the first in a slot, any others in a list.
+#[derive(Default)]
+struct Wakers {
+    first: Option<Waker>,
+    more: Vec<Waker>,
+}
+
+impl Wakers {
+    /// Adds `waker` unless a waker that wakes the same task is there already.
+    fn register(&mut self, waker: &Waker) {
+        match &self.first {
+            None => self.first = Some(waker.clone()),
+            Some(w) if w.will_wake(waker) => {}
+            Some(_) => {
+                if !self.more.iter().any(|w| w.will_wake(waker)) {
+                    self.more.push(waker.clone());
+                }
+            }
+        }
+    }
+
+    /// Takes every waker out (moving an empty list does not allocate).
+    fn take(&mut self) -> Wakers {
+        std::mem::take(self)
+    }
+
+    fn wake(self) {
+        if let Some(w) = self.first {
+            w.wake();
+        }
+        for w in self.more {
+            w.wake();
+        }
+    }
 }
 
 /// The readiness state of one registered fd. Shared by the reactor and the I/O object.
@@ -114,21 +159,17 @@ impl Readiness {
             let r = if bits & Direction::Read.mask() != 0 {
                 ws.reader.take()
             } else {
-                None
+                Wakers::default()
             };
             let w = if bits & Direction::Write.mask() != 0 {
                 ws.writer.take()
             } else {
-                None
+                Wakers::default()
             };
             (r, w)
         };
-        if let Some(r) = r {
-            r.wake();
-        }
-        if let Some(w) = w {
-            w.wake();
-        }
+        r.wake();
+        w.wake();
     }
 
     /// The readiness in `dir` now, without registering interest.
@@ -139,7 +180,8 @@ impl Readiness {
     }
 
     /// Ready to try an operation in `dir`? If not, stores the task's waker and returns
-    /// `Pending`; it is woken by the next event in that direction.
+    /// `Pending`; it is woken by the next event in that direction, as is every other task
+    /// waiting in that direction.
     pub(crate) fn poll_ready(&self, dir: Direction, cx: &mut Context<'_>) -> Poll<Seen> {
         // Acquire: pairs with the AcqRel in `set_ready`.
         let w = self.readiness.load(Acquire);
@@ -147,13 +189,9 @@ impl Readiness {
             return Poll::Ready(Seen { word: w, dir });
         }
         let mut ws = self.waiters();
-        let slot = match dir {
-            Direction::Read => &mut ws.reader,
-            Direction::Write => &mut ws.writer,
-        };
-        match slot {
-            Some(old) if old.will_wake(cx.waker()) => {}
-            _ => *slot = Some(cx.waker().clone()),
+        match dir {
+            Direction::Read => ws.reader.register(cx.waker()),
+            Direction::Write => ws.writer.register(cx.waker()),
         }
         // Re-check under the lock: `set_ready` updates the word before taking the lock, so an
         // event we did not see above is either visible now or will find our waker.
@@ -188,5 +226,58 @@ impl Readiness {
     pub(crate) fn clear_wakers(&self) {
         let ws = std::mem::take(&mut *self.waiters());
         drop(ws);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+    use std::task::Wake;
+
+    /// A waker that counts its wakes.
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, AcqRel);
+        }
+    }
+
+    fn waker() -> (Arc<Count>, Waker) {
+        let c = Arc::new(Count(AtomicUsize::new(0)));
+        (c.clone(), Waker::from(c))
+    }
+
+    #[test]
+    fn an_event_wakes_every_waiter_in_its_direction_once() {
+        let r = Readiness::new(false);
+        let (a, wa) = waker();
+        let (b, wb) = waker();
+        let (w, ww) = waker();
+        for _ in 0..3 {
+            // Re-polling with the same waker adds no entry.
+            assert!(r
+                .poll_ready(Direction::Read, &mut Context::from_waker(&wa))
+                .is_pending());
+            assert!(r
+                .poll_ready(Direction::Read, &mut Context::from_waker(&wb))
+                .is_pending());
+        }
+        assert!(r
+            .poll_ready(Direction::Write, &mut Context::from_waker(&ww))
+            .is_pending());
+        r.set_ready(READABLE);
+        assert_eq!((a.0.load(Acquire), b.0.load(Acquire)), (1, 1));
+        assert_eq!(
+            w.0.load(Acquire),
+            0,
+            "a read event leaves the writer waiting"
+        );
+        r.set_ready(READABLE);
+        assert_eq!((a.0.load(Acquire), b.0.load(Acquire)), (1, 1), "taken");
+        r.set_ready(WRITABLE);
+        assert_eq!(w.0.load(Acquire), 1);
     }
 }

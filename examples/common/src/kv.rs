@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::log_limit::LogLimit;
 use crate::resp::{parse_i64, Limits, Parser, Reply, Value};
 
 /// How much a connection reads at a time.
@@ -76,14 +77,21 @@ pub fn exec(store: &Store, args: &[Vec<u8>]) -> Reply {
     exec_at(store, args, Instant::now())
 }
 
-/// [`exec`] at the time `now`, which decides expiry; tests pass their own clock.
+/// [`exec`] at the time `now`, which decides expiry; tests pass their own clock. It copies
+/// the arguments; the server uses [`exec_owned`], which stores values without a copy.
 pub fn exec_at(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
+    exec_owned(store, args.to_vec(), now)
+}
+
+/// [`exec_at`] taking the arguments: a value being stored (SET, MSET) is moved into the store.
+pub fn exec_owned(store: &Store, mut args: Vec<Vec<u8>>, now: Instant) -> Reply {
+    let args = args.as_mut_slice();
     let Some(first) = args.first() else {
         return Reply::err("empty command");
     };
     let name = first.to_ascii_lowercase();
     // Arity as Redis writes it: n means exactly n words (the name included), -n at least n.
-    type Handler = fn(&Store, &[Vec<u8>], Instant) -> Reply;
+    type Handler = fn(&Store, &mut [Vec<u8>], Instant) -> Reply;
     let (arity, run): (isize, Handler) = match name.as_slice() {
         b"ping" => (-1, ping),
         b"echo" => (2, |_, a, _| Reply::bulk(&a[1])),
@@ -128,7 +136,7 @@ fn unknown_command(args: &[Vec<u8>]) -> Reply {
     ))
 }
 
-fn ping(_: &Store, args: &[Vec<u8>], _: Instant) -> Reply {
+fn ping(_: &Store, args: &mut [Vec<u8>], _: Instant) -> Reply {
     match args {
         [_] => Reply::Simple("PONG".into()),
         [_, msg] => Reply::bulk(msg),
@@ -136,57 +144,61 @@ fn ping(_: &Store, args: &[Vec<u8>], _: Instant) -> Reply {
     }
 }
 
-fn get(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
+fn get(store: &Store, args: &mut [Vec<u8>], now: Instant) -> Reply {
     match live(&mut store.lock(), &args[1], now) {
         Some(e) => Reply::Bulk(e.value.clone()),
         None => Reply::Nil,
     }
 }
 
-/// `SET key value [NX|XX] [EX seconds|PX milliseconds|KEEPTTL]`
-fn set(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
+/// `SET key value [NX|XX] [EX seconds|PX milliseconds|KEEPTTL]`, with Redis's rules: an option
+/// may repeat (`NX NX`; the last `EX`/`PX` counts) but not meet its opposite (`NX XX`,
+/// `EX 1 PX 1`, `EX 1 KEEPTTL`), and a deadline must be positive and, as Unix time in
+/// milliseconds, fit in an i64.
+fn set(store: &Store, args: &mut [Vec<u8>], now: Instant) -> Reply {
     enum Ttl {
         Clear,
         Keep,
         At(Instant),
     }
-    let mut only_if: Option<bool> = None; // Some(true): NX, Some(false): XX
-    let mut ttl: Option<Ttl> = None;
+    let (mut nx, mut xx, mut keep) = (false, false, false);
+    // The last EX or PX: whether it is EX, and its argument's index.
+    let mut expire: Option<(bool, usize)> = None;
     let mut i = 3;
     while i < args.len() {
         let opt = args[i].to_ascii_lowercase();
         match opt.as_slice() {
-            b"nx" | b"xx" if only_if.is_none() => only_if = Some(opt == b"nx"),
-            b"keepttl" if ttl.is_none() => ttl = Some(Ttl::Keep),
-            b"ex" | b"px" if ttl.is_none() && i + 1 < args.len() => {
+            b"nx" if !xx => nx = true,
+            b"xx" if !nx => xx = true,
+            b"keepttl" if expire.is_none() => keep = true,
+            b"ex" if !keep && expire.is_none_or(|(ex, _)| ex) && i + 1 < args.len() => {
                 i += 1;
-                let Some(n) = parse_i64(&args[i]) else {
-                    return Reply::err(NOT_AN_INTEGER);
-                };
-                let ms = if opt == b"ex" {
-                    n.checked_mul(1000)
-                } else {
-                    Some(n)
-                };
-                let deadline = ms
-                    .filter(|&ms| ms > 0)
-                    .and_then(|ms| now.checked_add(Duration::from_millis(ms as u64)));
-                let Some(deadline) = deadline else {
-                    return Reply::err("invalid expire time in 'set' command");
-                };
-                ttl = Some(Ttl::At(deadline));
+                expire = Some((true, i));
+            }
+            b"px" if !keep && expire.is_none_or(|(ex, _)| !ex) && i + 1 < args.len() => {
+                i += 1;
+                expire = Some((false, i));
             }
             _ => return Reply::err("syntax error"),
         }
         i += 1;
     }
-    let value = Value::from(args[2].as_slice());
+    let ttl = match expire {
+        None if keep => Ttl::Keep,
+        None => Ttl::Clear,
+        Some((ex, at)) => match expire_in(&args[at], ex, now) {
+            Ok(deadline) => Ttl::At(deadline),
+            Err(reply) => return reply,
+        },
+    };
+    let only_if = (nx || xx).then_some(nx);
+    let value = Value::new(std::mem::take(&mut args[2]));
     let mut map = store.lock();
     let old = live(&mut map, &args[1], now);
     if only_if.is_some_and(|nx| nx == old.is_some()) {
         return Reply::Nil;
     }
-    let expires = match ttl.unwrap_or(Ttl::Clear) {
+    let expires = match ttl {
         Ttl::Clear => None,
         Ttl::Keep => old.and_then(|e| e.expires),
         Ttl::At(t) => Some(t),
@@ -195,7 +207,22 @@ fn set(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
     Reply::ok()
 }
 
-fn del(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
+/// The deadline of `SET ... EX|PX n` (`ex`: seconds), or the error reply Redis gives: not an
+/// integer; not positive, or past what Unix time in milliseconds as an i64 can hold.
+fn expire_in(arg: &[u8], ex: bool, now: Instant) -> Result<Instant, Reply> {
+    let invalid = || Reply::err("invalid expire time in 'set' command");
+    let n = parse_i64(arg).ok_or_else(|| Reply::err(NOT_AN_INTEGER))?;
+    let ms = if ex { n.checked_mul(1000) } else { Some(n) };
+    let ms = ms.filter(|&ms| ms > 0).ok_or_else(invalid)?;
+    let unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    ms.checked_add(unix_ms).ok_or_else(invalid)?;
+    now.checked_add(Duration::from_millis(ms as u64))
+        .ok_or_else(invalid)
+}
+
+fn del(store: &Store, args: &mut [Vec<u8>], now: Instant) -> Reply {
     let mut map = store.lock();
     let n = args[1..]
         .iter()
@@ -205,7 +232,7 @@ fn del(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
 }
 
 /// Counts the keys that exist; a key named twice counts twice, as in Redis.
-fn exists(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
+fn exists(store: &Store, args: &mut [Vec<u8>], now: Instant) -> Reply {
     let mut map = store.lock();
     let n = args[1..]
         .iter()
@@ -215,7 +242,7 @@ fn exists(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
 }
 
 /// Adds one to the integer under the key (a missing key counts as 0); keeps its deadline.
-fn incr(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
+fn incr(store: &Store, args: &mut [Vec<u8>], now: Instant) -> Reply {
     let mut map = store.lock();
     let (current, expires) = match live(&mut map, &args[1], now) {
         None => (0, None),
@@ -227,12 +254,12 @@ fn incr(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
     let Some(n) = current.checked_add(1) else {
         return Reply::err("increment or decrement would overflow");
     };
-    let value = Value::from(n.to_string().as_bytes());
+    let value = Value::new(n.to_string().into_bytes());
     map.insert(args[1].clone(), Entry { value, expires });
     Reply::Integer(n)
 }
 
-fn mget(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
+fn mget(store: &Store, args: &mut [Vec<u8>], now: Instant) -> Reply {
     let mut map = store.lock();
     let values = args[1..]
         .iter()
@@ -245,13 +272,13 @@ fn mget(store: &Store, args: &[Vec<u8>], now: Instant) -> Reply {
 }
 
 /// `MSET key value [key value ...]`: sets all of them at once, clearing their deadlines.
-fn mset(store: &Store, args: &[Vec<u8>], _: Instant) -> Reply {
+fn mset(store: &Store, args: &mut [Vec<u8>], _: Instant) -> Reply {
     if args.len() % 2 == 0 {
         return wrong_arity("mset");
     }
     let pairs: Vec<(Vec<u8>, Value)> = args[1..]
-        .chunks(2)
-        .map(|kv| (kv[0].clone(), Value::from(kv[1].as_slice())))
+        .chunks_mut(2)
+        .map(|kv| (kv[0].clone(), Value::new(std::mem::take(&mut kv[1]))))
         .collect();
     let mut map = store.lock();
     for (key, value) in pairs {
@@ -267,7 +294,7 @@ fn mset(store: &Store, args: &[Vec<u8>], _: Instant) -> Reply {
 }
 
 /// `CONFIG GET pattern...` answers an empty array: there is no configuration to show.
-fn config(_: &Store, args: &[Vec<u8>], _: Instant) -> Reply {
+fn config(_: &Store, args: &mut [Vec<u8>], _: Instant) -> Reply {
     let sub = args[1].to_ascii_lowercase();
     match sub.as_slice() {
         b"get" if args.len() < 3 => wrong_arity("config|get"),
@@ -297,8 +324,7 @@ where
     let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     loop {
-        let filled = buf.len();
-        buf.resize(filled + READ_CHUNK, 0);
+        let filled = read_window(&mut buf, parser.needs());
         let n = match stream.read(&mut buf[filled..]).await {
             Ok(n) => n,
             Err(e) => {
@@ -317,7 +343,7 @@ where
                 Ok(Some((args, used))) => {
                     start += used;
                     if !args.is_empty() {
-                        exec(&store, &args).encode(&mut out);
+                        exec_owned(&store, args, Instant::now()).encode(&mut out);
                     }
                     if out.len() >= FLUSH_AT {
                         stream.write_all(&out).await?;
@@ -349,19 +375,48 @@ where
     }
 }
 
+/// Makes room at the end of a connection's read buffer for the next read (zeroed bytes past
+/// the data) and returns where it starts. `needs` is [`Parser::needs`]: inside a bulk string
+/// the read goes no further than its end, and the buffer grows towards it by doubling (the
+/// length is only a client's claim: no faster than the bytes arrive), so that it ends at the
+/// request's size instead of doubling past it.
+///
+/// ```
+/// let mut buf = Vec::new();
+/// let start = examples_common::kv::read_window(&mut buf, None);
+/// assert_eq!((start, buf.len()), (0, examples_common::kv::READ_CHUNK));
+/// ```
+pub fn read_window(buf: &mut Vec<u8>, needs: Option<usize>) -> usize {
+    let filled = buf.len();
+    let mut chunk = READ_CHUNK;
+    if let Some(need) = needs.filter(|&need| need > filled) {
+        chunk = chunk.min(need - filled);
+        if buf.capacity() < filled + chunk {
+            let target = need.min(2 * filled.max(READ_CHUNK));
+            buf.reserve_exact(target - filled);
+        }
+    }
+    buf.resize(filled + chunk, 0);
+    filled
+}
+
 /// Accepts connections forever, serving each on a task of its own with `TCP_NODELAY`.
 /// Returns only if accepting fails for a reason that is not about one connection (the
 /// listener already waits out running out of descriptors).
+/// Per-connection errors print at most 10 lines a second, then a count.
 pub async fn serve(listener: spinpark::net::TcpListener, store: Store) -> io::Result<()> {
+    static CONN_ERRORS: LogLimit = LogLimit::new(10);
     loop {
         let (stream, peer) = listener.accept().await?;
         if let Err(e) = stream.set_nodelay(true) {
-            eprintln!("kv_server: TCP_NODELAY for {peer}: {e}");
+            CONN_ERRORS.log(format_args!("kv_server: TCP_NODELAY for {peer}: {e}"));
         }
         let store = store.clone();
         spinpark::spawn(async move {
             if let Err(e) = serve_conn(stream, store).await {
-                eprintln!("kv_server: closed the connection from {peer}: {e}");
+                CONN_ERRORS.log(format_args!(
+                    "kv_server: closed the connection from {peer}: {e}"
+                ));
             }
         });
     }

@@ -13,6 +13,7 @@ pub mod args;
 pub mod duration;
 pub mod echo_proto;
 pub mod kv;
+pub mod log_limit;
 pub mod resp;
 
 #[cfg(feature = "hyper")]

@@ -88,6 +88,9 @@ pub type Args = Vec<Vec<u8>>;
 pub struct Parser {
     limits: Limits,
     partial: Option<Partial>,
+    /// The buffer length the partial request needs before the parser can move on, when it is
+    /// inside a bulk whose length it has read.
+    needs: Option<usize>,
 }
 
 /// An array request whose header has been read but not all of its elements.
@@ -110,13 +113,32 @@ impl Parser {
         Parser {
             limits,
             partial: None,
+            needs: None,
         }
+    }
+
+    /// After `Ok(None)`: the buffer length the request needs before the parser can move on,
+    /// if it knows (it is inside a bulk string whose length it has read). A reader can size
+    /// its buffer to it instead of doubling past it; the length is only a client's claim, so
+    /// grow towards it no faster than the bytes arrive.
+    pub fn needs(&self) -> Option<usize> {
+        self.needs
+    }
+
+    /// The heap bytes the parser holds for a partial request (its arguments so far), for
+    /// tests of the memory bound.
+    pub fn buffered(&self) -> usize {
+        self.partial.as_ref().map_or(0, |p| {
+            p.args.capacity() * std::mem::size_of::<Vec<u8>>()
+                + p.args.iter().map(Vec::capacity).sum::<usize>()
+        })
     }
 
     /// Parses the request at the front of `buf`: `Ok(Some((args, consumed)))` when it is
     /// complete, `Ok(None)` when more bytes are needed.
     pub fn parse(&mut self, buf: &[u8]) -> Result<Option<(Args, usize)>, ProtocolError> {
         let lim = self.limits;
+        self.needs = None;
         if self.partial.is_none() {
             match buf.first() {
                 None => return Ok(None),
@@ -127,9 +149,13 @@ impl Parser {
                 return Ok(None);
             };
             let n = parse_i64(line)
-                .and_then(|n| usize::try_from(n).ok())
-                .filter(|&n| n <= lim.max_array)
+                .filter(|&n| n <= 0 || n as u64 <= lim.max_array as u64)
                 .ok_or_else(|| ProtocolError::new("invalid multibulk length"))?;
+            // `*0`, and `*-1` (a null array) or any other count below zero, are skipped
+            // without a reply, as Redis does.
+            let Ok(n) = usize::try_from(n) else {
+                return Ok(Some((Vec::new(), next)));
+            };
             if n == 0 {
                 return Ok(Some((Vec::new(), next)));
             }
@@ -163,6 +189,7 @@ impl Parser {
                 return Err(ProtocolError::new("request too large"));
             }
             if buf.len() < end + 2 {
+                self.needs = Some(end + 2);
                 return Ok(None);
             }
             if &buf[end..end + 2] != b"\r\n" {
@@ -256,7 +283,9 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
 }
 
 /// A stored value or bulk reply: shared, so a GET clones a pointer under the store's lock.
-pub type Value = Arc<[u8]>;
+/// An `Arc<Vec>` rather than an `Arc<[u8]>`: a SET moves the request's bytes in instead of
+/// copying them (a 128 MiB value was held three times at once).
+pub type Value = Arc<Vec<u8>>;
 
 /// A RESP2 reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -283,7 +312,7 @@ impl Reply {
 
     /// A bulk reply holding a copy of `bytes`.
     pub fn bulk(bytes: impl AsRef<[u8]>) -> Reply {
-        Reply::Bulk(Value::from(bytes.as_ref()))
+        Reply::Bulk(Value::new(bytes.as_ref().to_vec()))
     }
 
     /// `-ERR msg`

@@ -3,6 +3,7 @@
 use std::future::{poll_fn, Future};
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::os::fd::FromRawFd;
 use std::pin::Pin;
 use std::sync::Mutex;
 use std::task::{ready, Context, Poll};
@@ -10,8 +11,13 @@ use std::time::Duration;
 
 use crate::io_source::IoSource;
 use crate::readiness::Direction;
-use crate::tcp::stream::TcpStream;
+use crate::tcp::stream::{sockaddr, TcpStream};
 use crate::time::{sleep, Sleep};
+
+/// The listen backlog [`TcpListener::bind`] asks for: the most connections the kernel queues
+/// until they are accepted. The kernel caps it at `net.core.somaxconn` (4096 by default since
+/// Linux 5.4). A short queue makes bursts of connects wait for a SYN retransmit (a second).
+pub const DEFAULT_BACKLOG: u32 = 1024;
 
 /// How long accepting pauses after the process or system ran out of descriptors or memory.
 /// Existing connections keep being served meanwhile; when one closes, the next try succeeds.
@@ -50,14 +56,44 @@ impl std::fmt::Debug for TcpListener {
 }
 
 impl TcpListener {
-    /// Binds to `addr` (the first of its addresses that works) and listens.
+    /// Binds to `addr` (the first of its addresses that works) and listens, with a backlog of
+    /// [`DEFAULT_BACKLOG`].
     ///
     /// # Errors
     /// The bind error, naming the address; or an error outside a spinpark runtime.
     pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
-        let std = std::net::TcpListener::bind(addr)
-            .map_err(|e| io::Error::new(e.kind(), format!("binding a TCP listener: {e}")))?;
-        Self::from_std(std)
+        Self::bind_with_backlog(addr, DEFAULT_BACKLOG).await
+    }
+
+    /// [`TcpListener::bind`] with a listen backlog of `backlog` connections (the kernel caps
+    /// it at `net.core.somaxconn`).
+    ///
+    /// ```no_run
+    /// # async fn f() -> std::io::Result<()> {
+    /// let listener = spinpark_net::TcpListener::bind_with_backlog("127.0.0.1:0", 4096).await?;
+    /// # drop(listener); Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`TcpListener::bind`].
+    pub async fn bind_with_backlog(
+        addr: impl ToSocketAddrs,
+        backlog: u32,
+    ) -> io::Result<TcpListener> {
+        let mut last = None;
+        for a in addr.to_socket_addrs()? {
+            match listen_on(a, backlog) {
+                Ok(l) => return Self::from_std(l),
+                Err(e) => last = Some(e),
+            }
+        }
+        let e = last.unwrap_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "no addresses to bind to")
+        });
+        Err(io::Error::new(
+            e.kind(),
+            format!("binding a TCP listener: {e}"),
+        ))
     }
 
     /// Wraps a listener from the standard library (it is made non-blocking).
@@ -117,6 +153,56 @@ impl TcpListener {
     pub fn incoming(&self) -> Incoming<'_> {
         Incoming { listener: self }
     }
+}
+
+/// A non-blocking socket bound to `addr` (with `SO_REUSEADDR`, as the standard library sets)
+/// and listening with `backlog`.
+fn listen_on(addr: SocketAddr, backlog: u32) -> io::Result<std::net::TcpListener> {
+    let domain = if addr.is_ipv4() {
+        libc::AF_INET
+    } else {
+        libc::AF_INET6
+    };
+    // SAFETY: socket(2) takes no pointers; a non-negative result is a new fd we own.
+    let fd = unsafe {
+        libc::socket(
+            domain,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a fresh socket owned by nobody else; the std listener now owns (and will
+    // close) it, also on the error paths below.
+    let listener = unsafe { std::net::TcpListener::from_raw_fd(fd) };
+    let one: libc::c_int = 1;
+    // SAFETY: passes a valid c_int on our stack and its size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_REUSEADDR,
+            (&one as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let (storage, len) = sockaddr(&addr);
+    // SAFETY: `storage` holds a valid sockaddr of `len` bytes for `addr`'s family.
+    let r = unsafe { libc::bind(fd, (&storage as *const libc::sockaddr_storage).cast(), len) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let backlog = backlog.min(i32::MAX as u32) as libc::c_int;
+    // SAFETY: listen(2) takes no pointers.
+    if unsafe { libc::listen(fd, backlog) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(listener)
 }
 
 /// An error that concerns only the connection being accepted.

@@ -57,6 +57,6 @@ mod stream;
 #[cfg(feature = "tokio-io")]
 mod tokio_io;
 
-pub use listener::{Incoming, TcpListener, ACCEPT_BACKOFF};
+pub use listener::{Incoming, TcpListener, ACCEPT_BACKOFF, DEFAULT_BACKLOG};
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 pub use stream::TcpStream;

@@ -201,6 +201,11 @@ impl TcpStream {
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
+        // sendmsg takes at most IOV_MAX slices. Offer only those, and judge a short count
+        // against their length: bytes left in the slices past the limit are not a sign that
+        // the socket buffer is full, and clearing WRITABLE for them would wait for an edge
+        // that never comes.
+        let bufs = &bufs[..bufs.len().min(IOV_MAX)];
         let len = bufs.iter().map(|b| b.len()).sum();
         self.io.poll_transfer(Direction::Write, cx, len, |s| {
             send_vectored(s.as_raw_fd(), bufs)
@@ -242,7 +247,7 @@ fn start_connect(addr: SocketAddr) -> io::Result<std::net::TcpStream> {
 }
 
 /// `addr` as a C socket address.
-fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+pub(super) fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     // SAFETY: sockaddr_storage is plain old data; all-zero is a valid (unspecified) value.
     let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     let len = match addr {
@@ -289,13 +294,19 @@ fn recv_uninit(fd: RawFd, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
     }
 }
 
+/// The most slices one `sendmsg` takes (Linux's `UIO_MAXIOV`, POSIX's `IOV_MAX`); more is
+/// `EMSGSIZE`.
+const IOV_MAX: usize = libc::UIO_MAXIOV as usize;
+
 /// `sendmsg` with `MSG_NOSIGNAL`: a vectored write that reports a closed peer as `EPIPE`.
+/// `bufs` must hold at most [`IOV_MAX`] slices.
 fn send_vectored(fd: RawFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+    debug_assert!(bufs.len() <= IOV_MAX);
     // SAFETY: msghdr is plain old data; zero is valid for every field we leave unset.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     // IoSlice is guaranteed ABI-compatible with iovec on Unix; sendmsg only reads it.
     msg.msg_iov = bufs.as_ptr() as *mut libc::iovec;
-    msg.msg_iovlen = bufs.len().min(libc::UIO_MAXIOV as usize) as _;
+    msg.msg_iovlen = bufs.len() as _;
     // SAFETY: `msg` points at `bufs`, which outlive the call; the kernel only reads them.
     let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL) };
     if n < 0 {
