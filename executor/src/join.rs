@@ -170,6 +170,14 @@ impl<T> Future for JoinHandle<T> {
     }
 }
 
+/// Terminated once it has produced the task's result, so `futures::select!` takes a
+/// `JoinHandle` without `.fuse()`.
+impl<T> futures_core::FusedFuture for JoinHandle<T> {
+    fn is_terminated(&self) -> bool {
+        self.task.is_none()
+    }
+}
+
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
         if let Some(task) = self.task.take() {

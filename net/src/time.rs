@@ -1,4 +1,4 @@
-//! Timers: [`sleep`], [`sleep_until`], [`timeout`] and [`interval`].
+//! Timers: [`sleep`], [`sleep_until`], [`timeout`], [`timeout_at`] and [`interval`].
 //!
 //! ```
 //! use std::time::Duration;
@@ -25,6 +25,12 @@ use std::time::{Duration, Instant};
 
 use crate::reactor::Reactor;
 use crate::timers::TimerKey;
+
+mod missed_tick;
+mod tick;
+
+pub use missed_tick::MissedTickBehavior;
+pub use tick::Tick;
 
 /// Waits until `duration` has elapsed.
 ///
@@ -141,6 +147,14 @@ fn arm(r: Arc<Reactor>, deadline: Instant, waker: &Waker) -> State {
     State::Registered(r, key)
 }
 
+/// A `Sleep` that has completed is terminated until [`Sleep::reset`] re-arms it, so
+/// `futures::select!` can take it without `.fuse()`.
+impl futures_core::FusedFuture for Sleep {
+    fn is_terminated(&self) -> bool {
+        matches!(self.state, State::Done)
+    }
+}
+
 impl Drop for Sleep {
     fn drop(&mut self) {
         self.unregister();
@@ -174,8 +188,26 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     }
 }
 
+/// Runs `future`, giving up at `deadline`: `Err(Elapsed)` if it had not finished by then.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// # let rt = spinpark_executor::Runtime::new().unwrap();
+/// # rt.block_on(async {
+/// let deadline = Instant::now() + Duration::from_secs(5);
+/// let r = spinpark_net::time::timeout_at(deadline, async { 1 }).await;
+/// assert_eq!(r, Ok(1));
+/// # });
+/// ```
+pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
+    Timeout {
+        future,
+        sleep: sleep_until(deadline),
+    }
+}
+
 pin_project_lite::pin_project! {
-    /// The future returned by [`timeout`].
+    /// The future returned by [`timeout`] and [`timeout_at`].
     #[must_use = "futures do nothing unless you `.await` them"]
     pub struct Timeout<F> {
         #[pin]
@@ -198,6 +230,8 @@ impl<F: Future> Future for Timeout<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         if let Poll::Ready(v) = this.future.poll(cx) {
+            // Also marks the timeout terminated (see its `FusedFuture`).
+            this.sleep.unregister();
             return Poll::Ready(Ok(v));
         }
         match Pin::new(this.sleep).poll(cx) {
@@ -207,12 +241,33 @@ impl<F: Future> Future for Timeout<F> {
     }
 }
 
+/// Terminated once it has produced its result, so `futures::select!` takes it without
+/// `.fuse()`.
+impl<F: Future> futures_core::FusedFuture for Timeout<F> {
+    fn is_terminated(&self) -> bool {
+        matches!(self.sleep.state, State::Done)
+    }
+}
+
 /// Ticks every `period`, starting now (the first tick completes at once).
 ///
-/// Missed ticks are skipped: if a tick is awaited late (the task was busy for longer than a
-/// period), it completes at once and the next one is scheduled one period after *now*, not
-/// in a burst to catch up. So ticks are never closer together than `period`, and a slow
-/// consumer sees fewer ticks rather than a flood.
+/// A tick awaited late (the task was busy for longer than a period) completes at once; what
+/// happens to the ticks missed meanwhile is the interval's [`MissedTickBehavior`]. The default
+/// is tokio's, [`MissedTickBehavior::Burst`]: the missed ticks complete at once, one per call,
+/// until the schedule has caught up.
+///
+/// ```
+/// use std::time::Duration;
+/// use spinpark_net::time::{interval, MissedTickBehavior};
+/// # let rt = spinpark_executor::Runtime::new().unwrap();
+/// # rt.block_on(async {
+/// let mut every = interval(Duration::from_millis(1));
+/// every.set_missed_tick_behavior(MissedTickBehavior::Delay);
+/// let first = every.tick().await;
+/// let second = every.tick().await;
+/// assert!(second >= first + Duration::from_millis(1));
+/// # });
+/// ```
 ///
 /// # Panics
 /// If `period` is zero.
@@ -224,6 +279,7 @@ pub fn interval(period: Duration) -> Interval {
     Interval {
         period,
         sleep: sleep_until(Instant::now()),
+        missed: MissedTickBehavior::default(),
     }
 }
 
@@ -232,12 +288,14 @@ pub fn interval(period: Duration) -> Interval {
 pub struct Interval {
     period: Duration,
     sleep: Sleep,
+    missed: MissedTickBehavior,
 }
 
 impl Interval {
-    /// Waits for the next tick and returns the instant it was scheduled for.
-    pub async fn tick(&mut self) -> Instant {
-        std::future::poll_fn(|cx| self.poll_tick(cx)).await
+    /// Waits for the next tick and returns the instant it was scheduled for. The future is a
+    /// `FusedFuture`, so `futures::select!` takes it as it is.
+    pub fn tick(&mut self) -> Tick<'_> {
+        Tick::new(self)
     }
 
     /// Polls for the next tick.
@@ -247,12 +305,7 @@ impl Interval {
             Poll::Ready(()) => {
                 let scheduled = self.sleep.deadline();
                 let now = Instant::now();
-                let next = if now >= scheduled + self.period {
-                    // Missed one or more ticks: skip them.
-                    now + self.period
-                } else {
-                    scheduled + self.period
-                };
+                let next = self.missed.next_tick(scheduled, now, self.period);
                 self.sleep.reset(next);
                 Poll::Ready(scheduled)
             }
@@ -262,6 +315,16 @@ impl Interval {
     /// The period.
     pub fn period(&self) -> Duration {
         self.period
+    }
+
+    /// What a late tick does to the ticks it missed; see [`MissedTickBehavior`].
+    pub fn missed_tick_behavior(&self) -> MissedTickBehavior {
+        self.missed
+    }
+
+    /// Sets what a late tick does to the ticks it missed (default: burst, as tokio).
+    pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
+        self.missed = behavior;
     }
 }
 

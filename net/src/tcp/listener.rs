@@ -1,6 +1,6 @@
 //! [`TcpListener`]: accepting connections.
 
-use std::future::{poll_fn, Future};
+use std::future::Future;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::pin::Pin;
@@ -79,9 +79,10 @@ impl TcpListener {
         self.io.get().local_addr()
     }
 
-    /// Accepts a connection; its stream is registered with the same runtime.
-    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        poll_fn(|cx| self.poll_accept(cx)).await
+    /// Accepts a connection; its stream is registered with the same runtime. The future is
+    /// a `FusedFuture`, so `futures::select!` takes it as it is.
+    pub fn accept(&self) -> super::Accept<'_> {
+        super::Accept::new(self)
     }
 
     /// Polls for a connection; see [`TcpListener::accept`].
