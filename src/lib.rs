@@ -57,6 +57,11 @@ pub mod time {
     pub use spinpark_net::time::*;
 }
 
+/// Unix signals on the runtime's reactor: `ctrl_c` and `signal(SignalKind)`.
+pub mod signal {
+    pub use spinpark_net::signal::*;
+}
+
 /// Tasks: spawning, joining, yielding.
 pub mod task {
     pub use spinpark_executor::{

@@ -46,6 +46,7 @@
 mod io_source;
 mod reactor;
 mod readiness;
+pub mod signal;
 mod sys;
 pub mod tcp;
 pub mod time;

@@ -1,0 +1,294 @@
+//! Unix signals on the runtime's own reactor: [`ctrl_c`] and a [`Signal`] stream per signal.
+//!
+//! ```no_run
+//! # async fn f() -> std::io::Result<()> {
+//! use spinpark_net::signal::{signal, SignalKind};
+//! let mut term = signal(SignalKind::terminate())?;
+//! spinpark_executor::spawn(async move {
+//!     while term.recv().await.is_some() {
+//!         println!("got SIGTERM");
+//!     }
+//! });
+//! spinpark_net::signal::ctrl_c().await?;
+//! println!("got Ctrl-C, shutting down");
+//! # Ok(()) }
+//! ```
+//!
+//! Once a signal has a listener, its handler stays installed for the rest of the process (as
+//! in tokio): the signal no longer has its default effect (SIGINT no longer ends the
+//! process), even after every [`Signal`] for it is dropped. Deliveries that happen between two
+//! [`Signal::recv`] calls may be merged into one, as the kernel merges pending signals.
+//!
+//! # How it works, and why not signalfd
+//!
+//! A `sigaction` handler counts the delivery and writes a process-wide eventfd (the self-pipe
+//! pattern, with an eventfd as the pipe); each `Signal` registers its own duplicate of that
+//! eventfd in its runtime's epoll set, so spinning workers see signals like any socket event,
+//! and every listener in every runtime is woken (`signal/registry.rs`).
+//!
+//! `signalfd` would need the signal blocked in *every* thread of the process: a thread that
+//! has it unblocked takes the signal with its default action (SIGINT kills the process)
+//! before the signalfd sees it. The runtime can block it in its own threads, but not in the
+//! main thread before the runtime started, nor in threads the user or a library creates (test
+//! harnesses, thread pools). A handler works whichever thread the kernel picks, which is why
+//! tokio (and this module) use it.
+
+use std::future::poll_fn;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use crate::io_source::IoSource;
+use crate::readiness::Direction;
+
+mod registry;
+
+/// A signal number, with constructors for the usual ones (the names follow tokio's).
+///
+/// ```
+/// use spinpark_net::signal::SignalKind;
+/// assert_eq!(SignalKind::terminate().as_raw_value(), libc::SIGTERM);
+/// assert_eq!(SignalKind::from_raw(libc::SIGUSR1), SignalKind::user_defined1());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SignalKind(libc::c_int);
+
+impl SignalKind {
+    /// Any signal number; [`signal`] rejects the ones that cannot be handled.
+    pub const fn from_raw(signum: libc::c_int) -> Self {
+        SignalKind(signum)
+    }
+    /// The signal number.
+    pub const fn as_raw_value(&self) -> libc::c_int {
+        self.0
+    }
+    /// SIGALRM.
+    pub const fn alarm() -> Self {
+        SignalKind(libc::SIGALRM)
+    }
+    /// SIGCHLD.
+    pub const fn child() -> Self {
+        SignalKind(libc::SIGCHLD)
+    }
+    /// SIGHUP.
+    pub const fn hangup() -> Self {
+        SignalKind(libc::SIGHUP)
+    }
+    /// SIGINT (Ctrl-C in a terminal).
+    pub const fn interrupt() -> Self {
+        SignalKind(libc::SIGINT)
+    }
+    /// SIGIO.
+    pub const fn io() -> Self {
+        SignalKind(libc::SIGIO)
+    }
+    /// SIGPIPE.
+    pub const fn pipe() -> Self {
+        SignalKind(libc::SIGPIPE)
+    }
+    /// SIGQUIT.
+    pub const fn quit() -> Self {
+        SignalKind(libc::SIGQUIT)
+    }
+    /// SIGTERM (what `kill` and service managers send to stop a process).
+    pub const fn terminate() -> Self {
+        SignalKind(libc::SIGTERM)
+    }
+    /// SIGUSR1.
+    pub const fn user_defined1() -> Self {
+        SignalKind(libc::SIGUSR1)
+    }
+    /// SIGUSR2.
+    pub const fn user_defined2() -> Self {
+        SignalKind(libc::SIGUSR2)
+    }
+    /// SIGWINCH.
+    pub const fn window_change() -> Self {
+        SignalKind(libc::SIGWINCH)
+    }
+}
+
+impl From<libc::c_int> for SignalKind {
+    fn from(signum: libc::c_int) -> Self {
+        SignalKind(signum)
+    }
+}
+
+/// A stream of deliveries of one signal; see [`signal`].
+///
+/// ```no_run
+/// # async fn f() -> std::io::Result<()> {
+/// use spinpark_net::signal::{signal, SignalKind};
+/// let mut hup = signal(SignalKind::hangup())?;
+/// while hup.recv().await.is_some() {
+///     println!("reloading the configuration");
+/// }
+/// # Ok(()) }
+/// ```
+pub struct Signal {
+    kind: SignalKind,
+    /// The delivery count this listener has reported up to.
+    seen: u64,
+    wake: IoSource<OwnedFd>,
+}
+
+impl std::fmt::Debug for Signal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Signal")
+            .field("kind", &self.kind)
+            .field("seen", &self.seen)
+            .finish()
+    }
+}
+
+/// Listens for `kind` from now on, on the current runtime's reactor.
+///
+/// The first call for a signal installs its handler for the rest of the process (see the
+/// module docs).
+///
+/// # Errors
+/// `InvalidInput` for a number that is not a signal, or for SIGKILL, SIGSTOP, SIGILL, SIGFPE
+/// and SIGSEGV (which cannot, or must not, be handled); an error outside a spinpark runtime.
+///
+/// ```
+/// # let rt = spinpark_executor::Runtime::new().unwrap();
+/// # rt.block_on(async {
+/// use spinpark_net::signal::{signal, SignalKind};
+/// assert!(signal(SignalKind::from_raw(libc::SIGKILL)).is_err());
+/// let _usr1 = signal(SignalKind::user_defined1()).unwrap();
+/// # });
+/// ```
+pub fn signal(kind: SignalKind) -> io::Result<Signal> {
+    let signum = kind.0;
+    if !(1..=registry::MAX_SIGNAL).contains(&signum) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{signum} is not a signal number (1 to {})",
+                registry::MAX_SIGNAL
+            ),
+        ));
+    }
+    if [
+        libc::SIGKILL,
+        libc::SIGSTOP,
+        libc::SIGILL,
+        libc::SIGFPE,
+        libc::SIGSEGV,
+    ]
+    .contains(&signum)
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("signal {signum} cannot be handled (SIGKILL, SIGSTOP, SIGILL, SIGFPE and SIGSEGV are refused)"),
+        ));
+    }
+    // Outside a runtime, fail before installing a handler nobody would listen to.
+    spinpark_executor::Handle::try_current().map_err(|_| {
+        io::Error::other(
+            "spinpark::signal::signal needs a spinpark runtime (call it from a task or block_on)",
+        )
+    })?;
+    let fd = registry::register(signum)?;
+    // Read the count after installing, so only deliveries from now on are reported.
+    let seen = registry::delivered(signum);
+    Ok(Signal {
+        kind,
+        seen,
+        wake: IoSource::connecting(fd)?,
+    })
+}
+
+/// Waits for the next Ctrl-C (SIGINT). The handler is installed when the future is first
+/// polled; a SIGINT before that is not seen.
+///
+/// # Errors
+/// As [`signal`]; also an error if the runtime shuts down first.
+///
+/// ```no_run
+/// let rt = spinpark_executor::Runtime::new()?;
+/// rt.block_on(spinpark_net::signal::ctrl_c())?;
+/// println!("bye");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub async fn ctrl_c() -> io::Result<()> {
+    let mut s = signal(SignalKind::interrupt())?;
+    match s.recv().await {
+        Some(()) => Ok(()),
+        None => Err(io::Error::other(
+            "waiting for Ctrl-C: the spinpark runtime shut down",
+        )),
+    }
+}
+
+impl Signal {
+    /// Waits for the next delivery. `None` means no more will be reported (the runtime shut
+    /// down). Several deliveries since the last call may be reported as one.
+    pub async fn recv(&mut self) -> Option<()> {
+        poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// Polls for the next delivery; see [`Signal::recv`].
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<()>> {
+        loop {
+            if self.take_delivery() {
+                return Poll::Ready(Some(()));
+            }
+            // Drain our eventfd duplicate; each successful read means a handler ran since
+            // we last looked, so check the count again.
+            match self
+                .wake
+                .poll_io(Direction::Read, cx, |fd| drain(fd.as_raw_fd()), |_| true)
+            {
+                Poll::Ready(Ok(())) => continue,
+                Poll::Ready(Err(_)) => return Poll::Ready(None),
+                Poll::Pending => {
+                    // Another listener may have drained the eventfd after the handler wrote
+                    // it; our waker is stored now, so a later write wakes us, and an earlier
+                    // one shows in the count.
+                    return if self.take_delivery() {
+                        Poll::Ready(Some(()))
+                    } else {
+                        Poll::Pending
+                    };
+                }
+            }
+        }
+    }
+
+    /// The signal this stream listens for.
+    pub fn kind(&self) -> SignalKind {
+        self.kind
+    }
+
+    fn take_delivery(&mut self) -> bool {
+        let now = registry::delivered(self.kind.0);
+        if now != self.seen {
+            self.seen = now;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+impl futures_core::Stream for Signal {
+    type Item = ();
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<()>> {
+        self.poll_recv(cx)
+    }
+}
+
+/// Reads (and so resets) an eventfd: `WouldBlock` when it is already zero.
+fn drain(fd: libc::c_int) -> io::Result<()> {
+    let mut buf: u64 = 0;
+    // SAFETY: reads at most 8 bytes into a valid u64 on our stack.
+    let n = unsafe { libc::read(fd, (&mut buf as *mut u64).cast(), 8) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
