@@ -47,9 +47,21 @@ pub use spinpark_executor::{
 };
 pub use spinpark_macros::{main, test};
 
-/// TCP networking: listeners, streams and their halves.
+/// Networking on the runtime's reactor: TCP, UDP and Unix-domain sockets.
 pub mod net {
     pub use spinpark_net::tcp::*;
+    pub use spinpark_net::udp::UdpSocket;
+    pub use spinpark_net::unix::{UnixListener, UnixStream};
+
+    /// Unix-domain socket halves, addresses and futures (as `tokio::net::unix`).
+    pub mod unix {
+        pub use spinpark_net::unix::*;
+    }
+}
+
+/// Putting any non-blocking fd on the runtime's reactor: `AsyncFd`.
+pub mod io {
+    pub use spinpark_net::io::*;
 }
 
 /// Timers: `sleep`, `sleep_until`, `timeout`, `interval`.

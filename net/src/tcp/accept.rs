@@ -12,7 +12,7 @@ use super::{TcpListener, TcpStream};
 /// has produced its connection or error), so `futures::select!` takes it without `.fuse()`.
 ///
 /// ```no_run
-/// use futures_util::{future::FutureExt, select};
+/// use futures_util::select;
 /// # async fn f(listener: spinpark_net::TcpListener) -> std::io::Result<()> {
 /// let mut stop = spinpark_net::time::sleep(std::time::Duration::from_secs(1));
 /// select! {
