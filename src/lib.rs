@@ -42,7 +42,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub use spinpark_executor::{
-    spawn, spawn_blocking, yield_now, Builder, Handle, JoinError, JoinHandle, Runtime,
+    spawn, spawn_blocking, yield_now, Builder, EnterGuard, Handle, JoinError, JoinHandle, Runtime,
     RuntimeMetrics, TryCurrentError, WorkerMetrics, YieldNow, DEFAULT_SPIN,
 };
 pub use spinpark_macros::{main, test};
@@ -52,6 +52,7 @@ pub mod net {
     pub use spinpark_net::tcp::*;
     pub use spinpark_net::udp::UdpSocket;
     pub use spinpark_net::unix::{UnixListener, UnixStream};
+    pub use spinpark_net::{lookup_host, ToSocketAddrs};
 
     /// Unix-domain socket halves, addresses and futures (as `tokio::net::unix`).
     pub mod unix {
@@ -84,7 +85,8 @@ pub mod task {
 /// The runtime and its configuration and metrics.
 pub mod runtime {
     pub use spinpark_executor::{
-        Builder, Handle, Runtime, RuntimeMetrics, TryCurrentError, WorkerMetrics, DEFAULT_SPIN,
+        Builder, EnterGuard, Handle, Runtime, RuntimeMetrics, TryCurrentError, WorkerMetrics,
+        DEFAULT_SPIN,
     };
 }
 

@@ -17,6 +17,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::context;
+use crate::enter::EnterGuard;
 use crate::join::JoinHandle;
 use crate::metrics::RuntimeMetrics;
 use crate::scheduler::Shared;
@@ -58,6 +59,12 @@ impl Handle {
     /// The handle of the runtime the current thread is in, or an error outside one.
     pub fn try_current() -> Result<Handle, TryCurrentError> {
         context::current().ok_or(TryCurrentError(()))
+    }
+
+    /// Makes this runtime current on this thread until the guard is dropped, so `spawn` and
+    /// `Handle::current` work on a thread the runtime does not own; see [`EnterGuard`].
+    pub fn enter(&self) -> EnterGuard<'_> {
+        crate::enter::enter(self)
     }
 
     /// Spawns a task on this runtime; see [`crate::spawn`].

@@ -49,6 +49,7 @@ mod blocking;
 mod context;
 pub mod coop;
 pub mod driver;
+mod enter;
 mod handle;
 mod join;
 mod metrics;
@@ -59,6 +60,7 @@ mod worker;
 mod yield_now;
 
 pub use driver::Driver;
+pub use enter::EnterGuard;
 pub use handle::{Handle, TryCurrentError};
 pub use join::{JoinError, JoinHandle};
 pub use metrics::{RuntimeMetrics, WorkerMetrics};

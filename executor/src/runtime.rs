@@ -254,6 +254,12 @@ impl Runtime {
         self.handle.spawn_blocking(f)
     }
 
+    /// Makes this runtime current on this thread until the guard drops; see
+    /// [`Handle::enter`].
+    pub fn enter(&self) -> crate::EnterGuard<'_> {
+        self.handle().enter()
+    }
+
     /// A cheap, clonable handle to this runtime.
     pub fn handle(&self) -> &Handle {
         &self.handle

@@ -43,6 +43,7 @@
 
 #![warn(missing_docs)]
 
+mod addr;
 pub mod io;
 mod io_source;
 mod reactor;
@@ -57,6 +58,7 @@ mod timers;
 pub mod udp;
 pub mod unix;
 
-pub use tcp::{TcpListener, TcpStream};
+pub use addr::{lookup_host, ToSocketAddrs};
+pub use tcp::{TcpListener, TcpSocket, TcpStream};
 pub use udp::UdpSocket;
 pub use unix::{UnixListener, UnixStream};

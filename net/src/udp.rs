@@ -2,7 +2,10 @@
 
 use std::future::poll_fn;
 use std::io;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
+
+use crate::addr::resolve;
+use crate::ToSocketAddrs;
 use std::os::fd::{AsRawFd, RawFd};
 use std::task::{Context, Poll};
 
@@ -50,7 +53,8 @@ impl UdpSocket {
     /// # Errors
     /// The bind error, naming the address; or an error outside a spinpark runtime.
     pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<UdpSocket> {
-        let std = std::net::UdpSocket::bind(addr)
+        let addrs = resolve(addr).await?;
+        let std = std::net::UdpSocket::bind(&addrs[..])
             .map_err(|e| io::Error::new(e.kind(), format!("binding a UDP socket: {e}")))?;
         Self::from_std(std)
     }
@@ -71,16 +75,17 @@ impl UdpSocket {
     /// Sets the peer for [`send`](Self::send) and [`recv`](Self::recv), and receives only
     /// from it from now on.
     pub async fn connect(&self, addr: impl ToSocketAddrs) -> io::Result<()> {
+        let addrs = resolve(addr).await?;
         self.io
             .get()
-            .connect(addr)
+            .connect(&addrs[..])
             .map_err(|e| io::Error::new(e.kind(), format!("connecting a UDP socket: {e}")))
     }
 
     /// Sends a datagram to `target`; returns the bytes sent.
     pub async fn send_to(&self, buf: &[u8], target: impl ToSocketAddrs) -> io::Result<usize> {
-        let mut addrs = target.to_socket_addrs()?;
-        let addr = addrs.next().ok_or_else(|| {
+        let addrs = resolve(target).await?;
+        let addr = *addrs.first().ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "send_to: no address to send to",

@@ -2,7 +2,7 @@
 
 use std::future::Future;
 use std::io;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Mutex;
 use std::task::{ready, Context, Poll};
@@ -50,12 +50,14 @@ impl std::fmt::Debug for TcpListener {
 }
 
 impl TcpListener {
-    /// Binds to `addr` (the first of its addresses that works) and listens.
+    /// Binds to `addr` (the first of its addresses that works) and listens. A host name is
+    /// looked up on the blocking pool.
     ///
     /// # Errors
     /// The bind error, naming the address; or an error outside a spinpark runtime.
-    pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
-        let std = std::net::TcpListener::bind(addr)
+    pub async fn bind(addr: impl crate::ToSocketAddrs) -> io::Result<TcpListener> {
+        let addrs = crate::addr::resolve(addr).await?;
+        let std = std::net::TcpListener::bind(&addrs[..])
             .map_err(|e| io::Error::new(e.kind(), format!("binding a TCP listener: {e}")))?;
         Self::from_std(std)
     }

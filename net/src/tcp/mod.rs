@@ -53,10 +53,12 @@ macro_rules! impl_async_write {
 
 mod accept;
 mod listener;
+mod socket;
 mod split;
 mod stream;
 
 pub use accept::Accept;
 pub use listener::{Incoming, TcpListener, ACCEPT_BACKOFF};
+pub use socket::TcpSocket;
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 pub use stream::TcpStream;

@@ -2,7 +2,7 @@
 
 use std::future::poll_fn;
 use std::io::{self, IoSlice, Read, Write};
-use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
+use std::net::{Shutdown, SocketAddr};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::task::{Context, Poll};
 
@@ -39,13 +39,14 @@ impl std::fmt::Debug for TcpStream {
 }
 
 impl TcpStream {
-    /// Connects to `addr`, trying each of its addresses in turn.
+    /// Connects to `addr`, trying each of its addresses in turn. A host name is looked up on
+    /// the blocking pool.
     ///
     /// # Errors
     /// The last address's error (`ConnectionRefused` for a closed port), naming the address.
-    pub async fn connect(addr: impl ToSocketAddrs) -> io::Result<TcpStream> {
+    pub async fn connect(addr: impl crate::ToSocketAddrs) -> io::Result<TcpStream> {
         let mut last = None;
-        for a in addr.to_socket_addrs()? {
+        for a in crate::addr::resolve(addr).await? {
             match Self::connect_addr(a).await {
                 Ok(s) => return Ok(s),
                 Err(e) => last = Some(io::Error::new(e.kind(), format!("connecting to {a}: {e}"))),
@@ -57,8 +58,14 @@ impl TcpStream {
     }
 
     async fn connect_addr(addr: SocketAddr) -> io::Result<TcpStream> {
+        Self::connected(start_connect(addr)?).await
+    }
+
+    /// Finishes a connection started on the non-blocking `std` (its `connect` returned
+    /// `EINPROGRESS` or succeeded).
+    pub(crate) async fn connected(std: std::net::TcpStream) -> io::Result<TcpStream> {
         let stream = TcpStream {
-            io: IoSource::connecting(start_connect(addr)?)?,
+            io: IoSource::connecting(std)?,
         };
         // The connection is established (or failed) when the socket turns writable.
         poll_fn(|cx| stream.io.poll_ready(Direction::Write, cx)).await?;
@@ -215,7 +222,7 @@ fn start_connect(addr: SocketAddr) -> io::Result<std::net::TcpStream> {
 }
 
 /// `addr` as a C socket address.
-fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+pub(crate) fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     // SAFETY: sockaddr_storage is plain old data; all-zero is a valid (unspecified) value.
     let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     let len = match addr {
