@@ -29,6 +29,15 @@
 
 #![warn(missing_docs)]
 
+// spinpark is Linux-only. This crate is the first one built (spinpark-net and the facade
+// depend on it), and its only OS-specific code, the futex, is left out elsewhere, so a build
+// on another OS stops at this one error instead of a wall of missing libc symbols.
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "spinpark runs on Linux only: its idle workers park on a futex(2) and its reactor is an \
+     epoll(7) set woken by an eventfd(2), which this target does not have"
+);
+
 mod futex;
 mod idle;
 mod sync;
