@@ -115,6 +115,13 @@ where
 ///
 /// # Panics
 /// Outside a spinpark runtime.
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// let hash = spinpark::spawn_blocking(|| (0..1000u64).sum::<u64>()).await.unwrap();
+/// assert_eq!(hash, 499_500);
+/// # });
+/// ```
 #[track_caller]
 pub fn spawn_blocking<F, R>(f: F) -> JoinHandle<R>
 where

@@ -83,6 +83,14 @@ pub(crate) async fn resolve(addr: impl ToSocketAddrs) -> io::Result<Vec<SocketAd
 ///
 /// # Errors
 /// The resolver's error, naming the host; an error outside a spinpark runtime.
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// for addr in spinpark::net::lookup_host(("localhost", 8080)).await.unwrap() {
+///     assert_eq!(addr.port(), 8080);
+/// }
+/// # });
+/// ```
 pub async fn lookup_host(host: impl ToSocketAddrs) -> io::Result<impl Iterator<Item = SocketAddr>> {
     resolve(host).await.map(Vec::into_iter)
 }

@@ -56,54 +56,152 @@ pub struct SignalKind(libc::c_int);
 
 impl SignalKind {
     /// Any signal number; [`signal`] rejects the ones that cannot be handled.
+    ///
+    /// ```
+    /// use spinpark::signal::SignalKind;
+    /// assert_eq!(SignalKind::from_raw(libc::SIGHUP), SignalKind::hangup());
+    /// ```
     pub const fn from_raw(signum: libc::c_int) -> Self {
         SignalKind(signum)
     }
     /// The signal number.
+    ///
+    /// ```
+    /// use spinpark::signal::SignalKind;
+    /// assert_eq!(SignalKind::interrupt().as_raw_value(), libc::SIGINT);
+    /// ```
     pub const fn as_raw_value(&self) -> libc::c_int {
         self.0
     }
     /// SIGALRM.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::signal::{signal, SignalKind};
+    /// let stream = signal(SignalKind::alarm());
+    /// # drop(stream);
+    /// # });
+    /// ```
     pub const fn alarm() -> Self {
         SignalKind(libc::SIGALRM)
     }
     /// SIGCHLD.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::signal::{signal, SignalKind};
+    /// let stream = signal(SignalKind::child());
+    /// # drop(stream);
+    /// # });
+    /// ```
     pub const fn child() -> Self {
         SignalKind(libc::SIGCHLD)
     }
     /// SIGHUP.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::signal::{signal, SignalKind};
+    /// let stream = signal(SignalKind::hangup());
+    /// # drop(stream);
+    /// # });
+    /// ```
     pub const fn hangup() -> Self {
         SignalKind(libc::SIGHUP)
     }
     /// SIGINT (Ctrl-C in a terminal).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::signal::{signal, SignalKind};
+    /// let stream = signal(SignalKind::interrupt());
+    /// # drop(stream);
+    /// # });
+    /// ```
     pub const fn interrupt() -> Self {
         SignalKind(libc::SIGINT)
     }
     /// SIGIO.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::signal::{signal, SignalKind};
+    /// let stream = signal(SignalKind::io());
+    /// # drop(stream);
+    /// # });
+    /// ```
     pub const fn io() -> Self {
         SignalKind(libc::SIGIO)
     }
     /// SIGPIPE.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::signal::{signal, SignalKind};
+    /// let stream = signal(SignalKind::pipe());
+    /// # drop(stream);
+    /// # });
+    /// ```
     pub const fn pipe() -> Self {
         SignalKind(libc::SIGPIPE)
     }
     /// SIGQUIT.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::signal::{signal, SignalKind};
+    /// let stream = signal(SignalKind::quit());
+    /// # drop(stream);
+    /// # });
+    /// ```
     pub const fn quit() -> Self {
         SignalKind(libc::SIGQUIT)
     }
     /// SIGTERM (what `kill` and service managers send to stop a process).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::signal::{signal, SignalKind};
+    /// let stream = signal(SignalKind::terminate());
+    /// # drop(stream);
+    /// # });
+    /// ```
     pub const fn terminate() -> Self {
         SignalKind(libc::SIGTERM)
     }
     /// SIGUSR1.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::signal::{signal, SignalKind};
+    /// let stream = signal(SignalKind::user_defined1());
+    /// # drop(stream);
+    /// # });
+    /// ```
     pub const fn user_defined1() -> Self {
         SignalKind(libc::SIGUSR1)
     }
     /// SIGUSR2.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::signal::{signal, SignalKind};
+    /// let stream = signal(SignalKind::user_defined2());
+    /// # drop(stream);
+    /// # });
+    /// ```
     pub const fn user_defined2() -> Self {
         SignalKind(libc::SIGUSR2)
     }
     /// SIGWINCH.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::signal::{signal, SignalKind};
+    /// let stream = signal(SignalKind::window_change());
+    /// # drop(stream);
+    /// # });
+    /// ```
     pub const fn window_change() -> Self {
         SignalKind(libc::SIGWINCH)
     }
@@ -225,11 +323,29 @@ pub async fn ctrl_c() -> io::Result<()> {
 impl Signal {
     /// Waits for the next delivery. `None` means no more will be reported (the runtime shut
     /// down). Several deliveries since the last call may be reported as one.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::signal::{signal, SignalKind};
+    /// let mut usr1 = signal(SignalKind::user_defined1()).unwrap();
+    /// unsafe { libc::kill(libc::getpid(), libc::SIGUSR1) };
+    /// assert_eq!(usr1.recv().await, Some(()));
+    /// # });
+    /// ```
     pub async fn recv(&mut self) -> Option<()> {
         poll_fn(|cx| self.poll_recv(cx)).await
     }
 
     /// Polls for the next delivery; see [`Signal::recv`].
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::signal::{signal, SignalKind};
+    /// let mut usr2 = signal(SignalKind::user_defined2()).unwrap();
+    /// unsafe { libc::kill(libc::getpid(), libc::SIGUSR2) };
+    /// std::future::poll_fn(|cx| usr2.poll_recv(cx)).await.unwrap();
+    /// # });
+    /// ```
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<()>> {
         loop {
             if self.take_delivery() {
@@ -258,6 +374,14 @@ impl Signal {
     }
 
     /// The signal this stream listens for.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::signal::{signal, SignalKind};
+    /// let s = signal(SignalKind::hangup()).unwrap();
+    /// assert_eq!(s.kind(), SignalKind::hangup());
+    /// # });
+    /// ```
     pub fn kind(&self) -> SignalKind {
         self.kind
     }

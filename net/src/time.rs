@@ -36,6 +36,14 @@ pub use tick::Tick;
 ///
 /// # Panics
 /// When first polled outside a spinpark runtime, or polled after its runtime shut down.
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// let start = std::time::Instant::now();
+/// spinpark::time::sleep(std::time::Duration::from_millis(10)).await;
+/// assert!(start.elapsed() >= std::time::Duration::from_millis(10));
+/// # });
+/// ```
 pub fn sleep(duration: Duration) -> Sleep {
     sleep_until(
         Instant::now()
@@ -48,6 +56,14 @@ pub fn sleep(duration: Duration) -> Sleep {
 ///
 /// # Panics
 /// When first polled outside a spinpark runtime, or polled after its runtime shut down.
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// let deadline = std::time::Instant::now() + std::time::Duration::from_millis(5);
+/// spinpark::time::sleep_until(deadline).await;
+/// assert!(std::time::Instant::now() >= deadline);
+/// # });
+/// ```
 pub fn sleep_until(deadline: Instant) -> Sleep {
     Sleep {
         deadline,
@@ -60,6 +76,17 @@ fn far_future() -> Instant {
 }
 
 /// The future returned by [`sleep`] and [`sleep_until`].
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// use futures_util::{future::FusedFuture, select};
+/// let mut sleep: spinpark::time::Sleep = spinpark::time::sleep(std::time::Duration::from_millis(1));
+/// select! {
+///     _ = sleep => {}
+/// }
+/// assert!(sleep.is_terminated());
+/// # });
+/// ```
 #[must_use = "futures do nothing unless you `.await` them"]
 pub struct Sleep {
     deadline: Instant,
@@ -82,16 +109,34 @@ impl fmt::Debug for Sleep {
 
 impl Sleep {
     /// The instant this sleep completes at.
+    ///
+    /// ```
+    /// let s = spinpark::time::sleep(std::time::Duration::from_secs(1));
+    /// assert!(s.deadline() > std::time::Instant::now());
+    /// ```
     pub fn deadline(&self) -> Instant {
         self.deadline
     }
 
     /// Whether the deadline has passed.
+    ///
+    /// ```
+    /// let s = spinpark::time::sleep(std::time::Duration::from_secs(60));
+    /// assert!(!s.is_elapsed());
+    /// ```
     pub fn is_elapsed(&self) -> bool {
         matches!(self.state, State::Done) || Instant::now() >= self.deadline
     }
 
     /// Moves the deadline (and re-arms a completed sleep).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let mut s = spinpark::time::sleep(std::time::Duration::from_secs(60));
+    /// s.reset(std::time::Instant::now()); // due now instead
+    /// s.await;
+    /// # });
+    /// ```
     pub fn reset(&mut self, deadline: Instant) {
         self.unregister();
         self.deadline = deadline;
@@ -162,6 +207,16 @@ impl Drop for Sleep {
 }
 
 /// The error of a [`timeout`] whose deadline passed first.
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// let r = spinpark::time::timeout(std::time::Duration::from_millis(1), std::future::pending::<()>()).await;
+/// let e: spinpark::time::Elapsed = r.unwrap_err();
+/// assert_eq!(e.to_string(), "deadline has elapsed");
+/// let io: std::io::Error = e.into(); // TimedOut, for `?` in io::Result code
+/// assert_eq!(io.kind(), std::io::ErrorKind::TimedOut);
+/// # });
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Elapsed(());
 
@@ -181,6 +236,16 @@ impl From<Elapsed> for std::io::Error {
 
 /// Runs `future`, giving up after `duration`: `Err(Elapsed)` if it had not finished by then
 /// (the future is dropped).
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// use std::time::Duration;
+/// let fast = spinpark::time::timeout(Duration::from_secs(5), async { 1 }).await;
+/// assert_eq!(fast, Ok(1));
+/// let slow = spinpark::time::timeout(Duration::from_millis(1), std::future::pending::<()>()).await;
+/// assert!(slow.is_err());
+/// # });
+/// ```
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     Timeout {
         future,
@@ -208,6 +273,14 @@ pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
 
 pin_project_lite::pin_project! {
     /// The future returned by [`timeout`] and [`timeout_at`].
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use std::time::Duration;
+    /// let t: spinpark::time::Timeout<_> = spinpark::time::timeout(Duration::from_secs(1), async { 2 });
+    /// assert_eq!(t.await, Ok(2));
+    /// # });
+    /// ```
     #[must_use = "futures do nothing unless you `.await` them"]
     pub struct Timeout<F> {
         #[pin]
@@ -284,6 +357,16 @@ pub fn interval(period: Duration) -> Interval {
 }
 
 /// A stream of ticks; see [`interval`].
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// use std::time::Duration;
+/// let mut every = spinpark::time::interval(Duration::from_millis(1));
+/// for _ in 0..3 {
+///     every.tick().await;
+/// }
+/// # });
+/// ```
 #[derive(Debug)]
 pub struct Interval {
     period: Duration,
@@ -294,11 +377,27 @@ pub struct Interval {
 impl Interval {
     /// Waits for the next tick and returns the instant it was scheduled for. The future is a
     /// `FusedFuture`, so `futures::select!` takes it as it is.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let mut every = spinpark::time::interval(std::time::Duration::from_millis(1));
+    /// let first = every.tick().await; // at once
+    /// let second = every.tick().await;
+    /// assert!(second > first);
+    /// # });
+    /// ```
     pub fn tick(&mut self) -> Tick<'_> {
         Tick::new(self)
     }
 
     /// Polls for the next tick.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let mut every = spinpark::time::interval(std::time::Duration::from_millis(1));
+    /// std::future::poll_fn(|cx| every.poll_tick(cx)).await;
+    /// # });
+    /// ```
     pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
         match Pin::new(&mut self.sleep).poll(cx) {
             Poll::Pending => Poll::Pending,
@@ -313,16 +412,33 @@ impl Interval {
     }
 
     /// The period.
+    ///
+    /// ```
+    /// let every = spinpark::time::interval(std::time::Duration::from_millis(20));
+    /// assert_eq!(every.period(), std::time::Duration::from_millis(20));
+    /// ```
     pub fn period(&self) -> Duration {
         self.period
     }
 
     /// What a late tick does to the ticks it missed; see [`MissedTickBehavior`].
+    ///
+    /// ```
+    /// use spinpark::time::MissedTickBehavior;
+    /// let every = spinpark::time::interval(std::time::Duration::from_millis(20));
+    /// assert_eq!(every.missed_tick_behavior(), MissedTickBehavior::Burst);
+    /// ```
     pub fn missed_tick_behavior(&self) -> MissedTickBehavior {
         self.missed
     }
 
     /// Sets what a late tick does to the ticks it missed (default: burst, as tokio).
+    ///
+    /// ```
+    /// use spinpark::time::MissedTickBehavior;
+    /// let mut every = spinpark::time::interval(std::time::Duration::from_millis(20));
+    /// every.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    /// ```
     pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
         self.missed = behavior;
     }

@@ -15,6 +15,10 @@ use crate::time::{sleep, Sleep};
 
 /// How long accepting pauses after the process or system ran out of descriptors or memory.
 /// Existing connections keep being served meanwhile; when one closes, the next try succeeds.
+///
+/// ```
+/// assert!(spinpark::net::ACCEPT_BACKOFF < std::time::Duration::from_secs(1));
+/// ```
 pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// A TCP socket listening for connections.
@@ -55,6 +59,13 @@ impl TcpListener {
     ///
     /// # Errors
     /// The bind error, naming the address; or an error outside a spinpark runtime.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let listener = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// assert_ne!(listener.local_addr().unwrap().port(), 0);
+    /// # });
+    /// ```
     pub async fn bind(addr: impl crate::ToSocketAddrs) -> io::Result<TcpListener> {
         let addrs = crate::addr::resolve(addr).await?;
         let std = std::net::TcpListener::bind(&addrs[..])
@@ -63,6 +74,14 @@ impl TcpListener {
     }
 
     /// Wraps a listener from the standard library (it is made non-blocking).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let std = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// let listener = spinpark::net::TcpListener::from_std(std).unwrap();
+    /// # drop(listener);
+    /// # });
+    /// ```
     pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
         listener.set_nonblocking(true)?;
         Ok(TcpListener {
@@ -72,22 +91,58 @@ impl TcpListener {
     }
 
     /// Unwraps the standard library's listener (still in non-blocking mode).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let listener = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// let std = listener.into_std().unwrap();
+    /// # drop(std);
+    /// # });
+    /// ```
     pub fn into_std(self) -> io::Result<std::net::TcpListener> {
         Ok(self.io.into_inner())
     }
 
     /// The address this listener is bound to (with the actual port when bound to port 0).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let listener = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// assert!(listener.local_addr().unwrap().ip().is_loopback());
+    /// # });
+    /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.get().local_addr()
     }
 
     /// Accepts a connection; its stream is registered with the same runtime. The future is
     /// a `FusedFuture`, so `futures::select!` takes it as it is.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let listener = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// let addr = listener.local_addr().unwrap();
+    /// let client = spinpark::spawn(spinpark::net::TcpStream::connect(addr));
+    /// let (stream, peer) = listener.accept().await.unwrap();
+    /// assert_eq!(stream.peer_addr().unwrap(), peer);
+    /// client.await.unwrap().unwrap();
+    /// # });
+    /// ```
     pub fn accept(&self) -> super::Accept<'_> {
         super::Accept::new(self)
     }
 
     /// Polls for a connection; see [`TcpListener::accept`].
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let listener = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// let addr = listener.local_addr().unwrap();
+    /// let client = spinpark::spawn(spinpark::net::TcpStream::connect(addr));
+    /// let (_stream, _peer) = std::future::poll_fn(|cx| listener.poll_accept(cx)).await.unwrap();
+    /// client.await.unwrap().unwrap();
+    /// # });
+    /// ```
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
         loop {
             {
@@ -117,6 +172,19 @@ impl TcpListener {
     }
 
     /// The accepted connections as a `Stream` (it never ends).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use futures_util::StreamExt;
+    /// let listener = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// let addr = listener.local_addr().unwrap();
+    /// let client = spinpark::spawn(spinpark::net::TcpStream::connect(addr));
+    /// let mut incoming = listener.incoming();
+    /// let stream = incoming.next().await.unwrap().unwrap();
+    /// # drop(stream);
+    /// client.await.unwrap().unwrap();
+    /// # });
+    /// ```
     pub fn incoming(&self) -> Incoming<'_> {
         Incoming { listener: self }
     }
@@ -139,6 +207,18 @@ fn is_resource_exhaustion(e: &io::Error) -> bool {
 }
 
 /// The `Stream` of [`TcpListener::incoming`].
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// use futures_util::StreamExt;
+/// let listener = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// let mut incoming: spinpark::net::Incoming<'_> = listener.incoming();
+/// let addr = listener.local_addr().unwrap();
+/// let client = spinpark::spawn(spinpark::net::TcpStream::connect(addr));
+/// assert!(incoming.next().await.unwrap().is_ok());
+/// client.await.unwrap().unwrap();
+/// # });
+/// ```
 #[derive(Debug)]
 pub struct Incoming<'a> {
     listener: &'a TcpListener,

@@ -45,16 +45,28 @@ fn check(r: libc::c_int, what: impl FnOnce() -> String) -> io::Result<()> {
 
 impl TcpSocket {
     /// A new IPv4 TCP socket (non-blocking, close-on-exec).
+    ///
+    /// ```
+    /// let s = spinpark::net::TcpSocket::new_v4().unwrap();
+    /// ```
     pub fn new_v4() -> io::Result<TcpSocket> {
         Self::new(libc::AF_INET)
     }
 
     /// A new IPv6 TCP socket (non-blocking, close-on-exec).
+    ///
+    /// ```
+    /// let s = spinpark::net::TcpSocket::new_v6().unwrap();
+    /// ```
     pub fn new_v6() -> io::Result<TcpSocket> {
         Self::new(libc::AF_INET6)
     }
 
     /// A new socket of `addr`'s family.
+    ///
+    /// ```
+    /// let s = spinpark::net::TcpSocket::new_for(&"127.0.0.1:0".parse().unwrap()).unwrap();
+    /// ```
     pub fn new_for(addr: &SocketAddr) -> io::Result<TcpSocket> {
         if addr.is_ipv4() {
             Self::new_v4()
@@ -118,6 +130,11 @@ impl TcpSocket {
     }
 
     /// Sets `SO_REUSEADDR`: bind a port that still has connections in `TIME_WAIT`.
+    ///
+    /// ```
+    /// let s = spinpark::net::TcpSocket::new_v4().unwrap();
+    /// s.set_reuseaddr(true).unwrap();
+    /// ```
     pub fn set_reuseaddr(&self, on: bool) -> io::Result<()> {
         self.set(
             libc::SOL_SOCKET,
@@ -128,12 +145,23 @@ impl TcpSocket {
     }
 
     /// Whether `SO_REUSEADDR` is set.
+    ///
+    /// ```
+    /// let s = spinpark::net::TcpSocket::new_v4().unwrap();
+    /// s.set_reuseaddr(true).unwrap();
+    /// assert!(s.reuseaddr().unwrap());
+    /// ```
     pub fn reuseaddr(&self) -> io::Result<bool> {
         Ok(self.get(libc::SOL_SOCKET, libc::SO_REUSEADDR, "SO_REUSEADDR")? != 0)
     }
 
     /// Sets `SO_REUSEPORT`: several sockets (of the same user) bind the same address and the
     /// kernel spreads incoming connections across them.
+    ///
+    /// ```
+    /// let s = spinpark::net::TcpSocket::new_v4().unwrap();
+    /// s.set_reuseport(true).unwrap();
+    /// ```
     pub fn set_reuseport(&self, on: bool) -> io::Result<()> {
         self.set(
             libc::SOL_SOCKET,
@@ -144,34 +172,66 @@ impl TcpSocket {
     }
 
     /// Whether `SO_REUSEPORT` is set.
+    ///
+    /// ```
+    /// let s = spinpark::net::TcpSocket::new_v4().unwrap();
+    /// assert!(!s.reuseport().unwrap());
+    /// ```
     pub fn reuseport(&self) -> io::Result<bool> {
         Ok(self.get(libc::SOL_SOCKET, libc::SO_REUSEPORT, "SO_REUSEPORT")? != 0)
     }
 
     /// Sets `SO_SNDBUF` (the kernel doubles it and applies its limits; read it back with
     /// [`send_buffer_size`](Self::send_buffer_size)).
+    ///
+    /// ```
+    /// let s = spinpark::net::TcpSocket::new_v4().unwrap();
+    /// s.set_send_buffer_size(1 << 20).unwrap();
+    /// ```
     pub fn set_send_buffer_size(&self, size: u32) -> io::Result<()> {
         let size = size.min(i32::MAX as u32) as libc::c_int;
         self.set(libc::SOL_SOCKET, libc::SO_SNDBUF, size, "SO_SNDBUF")
     }
 
     /// The send buffer size the kernel uses.
+    ///
+    /// ```
+    /// let s = spinpark::net::TcpSocket::new_v4().unwrap();
+    /// s.set_send_buffer_size(64 * 1024).unwrap();
+    /// assert!(s.send_buffer_size().unwrap() >= 64 * 1024);
+    /// ```
     pub fn send_buffer_size(&self) -> io::Result<u32> {
         Ok(self.get(libc::SOL_SOCKET, libc::SO_SNDBUF, "SO_SNDBUF")? as u32)
     }
 
     /// Sets `SO_RCVBUF` (the kernel doubles it and applies its limits).
+    ///
+    /// ```
+    /// let s = spinpark::net::TcpSocket::new_v4().unwrap();
+    /// s.set_recv_buffer_size(1 << 20).unwrap();
+    /// ```
     pub fn set_recv_buffer_size(&self, size: u32) -> io::Result<()> {
         let size = size.min(i32::MAX as u32) as libc::c_int;
         self.set(libc::SOL_SOCKET, libc::SO_RCVBUF, size, "SO_RCVBUF")
     }
 
     /// The receive buffer size the kernel uses.
+    ///
+    /// ```
+    /// let s = spinpark::net::TcpSocket::new_v4().unwrap();
+    /// s.set_recv_buffer_size(64 * 1024).unwrap();
+    /// assert!(s.recv_buffer_size().unwrap() >= 64 * 1024);
+    /// ```
     pub fn recv_buffer_size(&self) -> io::Result<u32> {
         Ok(self.get(libc::SOL_SOCKET, libc::SO_RCVBUF, "SO_RCVBUF")? as u32)
     }
 
     /// Sets `SO_KEEPALIVE`.
+    ///
+    /// ```
+    /// let s = spinpark::net::TcpSocket::new_v4().unwrap();
+    /// s.set_keepalive(true).unwrap();
+    /// ```
     pub fn set_keepalive(&self, on: bool) -> io::Result<()> {
         self.set(
             libc::SOL_SOCKET,
@@ -182,16 +242,31 @@ impl TcpSocket {
     }
 
     /// Whether `SO_KEEPALIVE` is set.
+    ///
+    /// ```
+    /// let s = spinpark::net::TcpSocket::new_v4().unwrap();
+    /// assert!(!s.keepalive().unwrap());
+    /// ```
     pub fn keepalive(&self) -> io::Result<bool> {
         Ok(self.get(libc::SOL_SOCKET, libc::SO_KEEPALIVE, "SO_KEEPALIVE")? != 0)
     }
 
     /// Sets `TCP_NODELAY` (inherited by the connected stream).
+    ///
+    /// ```
+    /// let s = spinpark::net::TcpSocket::new_v4().unwrap();
+    /// s.set_nodelay(true).unwrap();
+    /// ```
     pub fn set_nodelay(&self, on: bool) -> io::Result<()> {
         self.socket.set_nodelay(on)
     }
 
     /// Whether `TCP_NODELAY` is set.
+    ///
+    /// ```
+    /// let s = spinpark::net::TcpSocket::new_v4().unwrap();
+    /// assert!(!s.nodelay().unwrap());
+    /// ```
     pub fn nodelay(&self) -> io::Result<bool> {
         self.socket.nodelay()
     }
@@ -200,6 +275,11 @@ impl TcpSocket {
     ///
     /// # Errors
     /// The bind error (`AddrInUse`, ...), naming the address.
+    ///
+    /// ```
+    /// let s = spinpark::net::TcpSocket::new_v4().unwrap();
+    /// s.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    /// ```
     pub fn bind(&self, addr: SocketAddr) -> io::Result<()> {
         let (storage, len) = sockaddr(&addr);
         // SAFETY: `storage` holds a valid sockaddr of `len` bytes for `addr`'s family.
@@ -214,6 +294,12 @@ impl TcpSocket {
     }
 
     /// The bound address (with the actual port after binding port 0).
+    ///
+    /// ```
+    /// let s = spinpark::net::TcpSocket::new_v4().unwrap();
+    /// s.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    /// assert_ne!(s.local_addr().unwrap().port(), 0);
+    /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.socket.local_addr()
     }
@@ -223,6 +309,15 @@ impl TcpSocket {
     ///
     /// # Errors
     /// The listen error; an error outside a spinpark runtime.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let s = spinpark::net::TcpSocket::new_v4().unwrap();
+    /// s.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    /// let listener = s.listen(4096).unwrap();
+    /// # drop(listener);
+    /// # });
+    /// ```
     pub fn listen(self, backlog: u32) -> io::Result<TcpListener> {
         let backlog = backlog.min(i32::MAX as u32) as libc::c_int;
         // SAFETY: listen(2) on our own socket; no pointers.
@@ -236,6 +331,15 @@ impl TcpSocket {
     ///
     /// # Errors
     /// The connect error (`ConnectionRefused`, ...), naming the address.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let listener = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// let s = spinpark::net::TcpSocket::new_v4().unwrap();
+    /// let stream = s.connect(listener.local_addr().unwrap()).await.unwrap();
+    /// # drop(stream);
+    /// # });
+    /// ```
     pub async fn connect(self, addr: SocketAddr) -> io::Result<TcpStream> {
         let context = |e: io::Error| io::Error::new(e.kind(), format!("connecting to {addr}: {e}"));
         let (storage, len) = sockaddr(&addr);

@@ -44,6 +44,19 @@ impl TcpStream {
     ///
     /// # Errors
     /// The last address's error (`ConnectionRefused` for a closed port), naming the address.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use futures_util::AsyncWriteExt;
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let addr = l.local_addr().unwrap();
+    /// let mut stream = spinpark::net::TcpStream::connect(addr).await.unwrap();
+    /// stream.write_all(b"hello").await.unwrap();
+    /// // Host names work too, looked up on the blocking pool:
+    /// let by_name = spinpark::net::TcpStream::connect(("localhost", addr.port())).await;
+    /// # drop(by_name);
+    /// # });
+    /// ```
     pub async fn connect(addr: impl crate::ToSocketAddrs) -> io::Result<TcpStream> {
         let mut last = None;
         for a in crate::addr::resolve(addr).await? {
@@ -78,6 +91,15 @@ impl TcpStream {
     }
 
     /// Wraps a connected stream from the standard library (it is made non-blocking).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// let std = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+    /// let stream = spinpark::net::TcpStream::from_std(std).unwrap();
+    /// # drop(stream);
+    /// # });
+    /// ```
     pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
         stream.set_nonblocking(true)?;
         Ok(TcpStream {
@@ -86,72 +108,196 @@ impl TcpStream {
     }
 
     /// Unwraps the standard library's stream (still in non-blocking mode).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// let std = stream.into_std().unwrap();
+    /// # drop(std);
+    /// # });
+    /// ```
     pub fn into_std(self) -> io::Result<std::net::TcpStream> {
         Ok(self.io.into_inner())
     }
 
     /// The remote address.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// assert!(stream.peer_addr().is_ok());
+    /// # });
+    /// ```
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.io.get().peer_addr()
     }
 
     /// The local address.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// assert!(stream.local_addr().is_ok());
+    /// # });
+    /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.get().local_addr()
     }
 
     /// Sets `TCP_NODELAY` (disables Nagle's algorithm): small writes go out at once.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// stream.set_nodelay(true).unwrap();
+    /// # });
+    /// ```
     pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
         self.io.get().set_nodelay(nodelay)
     }
 
     /// Whether `TCP_NODELAY` is set.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// stream.set_nodelay(true).unwrap();
+    /// assert!(stream.nodelay().unwrap());
+    /// # });
+    /// ```
     pub fn nodelay(&self) -> io::Result<bool> {
         self.io.get().nodelay()
     }
 
     /// Shuts down the read side, the write side, or both.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// stream.shutdown(std::net::Shutdown::Write).unwrap(); // the peer reads end of stream
+    /// # });
+    /// ```
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         self.io.get().shutdown(how)
     }
 
     /// Takes the socket's pending error (`SO_ERROR`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// assert!(stream.take_error().unwrap().is_none());
+    /// # });
+    /// ```
     pub fn take_error(&self) -> io::Result<Option<io::Error>> {
         self.io.get().take_error()
     }
 
     /// Waits until the stream may be readable (a read may still return `WouldBlock`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// stream.writable().await.unwrap();
+    /// let _ = stream.try_read(&mut [0; 16]); // WouldBlock until the peer writes
+    /// # });
+    /// ```
     pub async fn readable(&self) -> io::Result<()> {
         poll_fn(|cx| self.io.poll_ready(Direction::Read, cx)).await
     }
 
     /// Waits until the stream may be writable (a write may still return `WouldBlock`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// stream.writable().await.unwrap();
+    /// assert_eq!(stream.try_write(b"hi").unwrap(), 2);
+    /// # });
+    /// ```
     pub async fn writable(&self) -> io::Result<()> {
         poll_fn(|cx| self.io.poll_ready(Direction::Write, cx)).await
     }
 
     /// Reads what is available now, without waiting: `WouldBlock` if nothing is.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// match stream.try_read(&mut [0; 16]) {
+    ///     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {} // nothing yet
+    ///     r => { r.unwrap(); }
+    /// }
+    /// # });
+    /// ```
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.io.try_io(Direction::Read, |s| (&*s).read(buf))
     }
 
     /// Writes what fits now, without waiting: `WouldBlock` if nothing does.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// assert_eq!(stream.try_write(b"ping").unwrap(), 4);
+    /// # });
+    /// ```
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         self.io.try_io(Direction::Write, |s| (&*s).write(buf))
     }
 
     /// Whether epoll reported that the peer closed its sending side.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// assert!(!stream.is_read_closed());
+    /// # });
+    /// ```
     pub fn is_read_closed(&self) -> bool {
         self.io.read_closed()
     }
 
     /// Splits into a borrowed read half and write half, usable concurrently in one task.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// use futures_util::AsyncWriteExt;
+    /// let mut stream = stream;
+    /// let (_read, mut write) = spinpark::net::TcpStream::split(&mut stream);
+    /// write.write_all(b"hi").await.unwrap();
+    /// # });
+    /// ```
     pub fn split(&mut self) -> (super::ReadHalf<'_>, super::WriteHalf<'_>) {
         super::split::split(self)
     }
 
     /// Splits into owned halves that can move to different tasks; see
     /// [`super::OwnedWriteHalf`] for what dropping the write half does.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// let (read, write) = stream.into_split();
+    /// spinpark::spawn(async move { drop(read) }).await.unwrap();
+    /// # drop(write);
+    /// # });
+    /// ```
     pub fn into_split(self) -> (super::OwnedReadHalf, super::OwnedWriteHalf) {
         super::split::into_split(self)
     }

@@ -36,6 +36,10 @@ pub enum MissedTickBehavior {
 
 impl MissedTickBehavior {
     /// How late a tick may complete and still count as on time (tokio's threshold).
+    ///
+    /// ```
+    /// assert_eq!(spinpark::time::MissedTickBehavior::SLACK, std::time::Duration::from_millis(5));
+    /// ```
     pub const SLACK: Duration = Duration::from_millis(5);
 
     /// The instant of the tick after the one `scheduled` for, which completed at `now`.

@@ -45,6 +45,16 @@ impl UnixListener {
     /// # Errors
     /// The bind error, naming the path (`AddrInUse` if it exists); an error outside a
     /// spinpark runtime.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let path = std::env::temp_dir().join(format!("spinpark-doc-ul-{}-{}", std::process::id(), line!()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let listener = spinpark::net::UnixListener::bind(&path).unwrap();
+    /// # drop(listener);
+    /// # std::fs::remove_file(&path).unwrap();
+    /// # });
+    /// ```
     pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixListener> {
         let path = path.as_ref();
         let std = std::os::unix::net::UnixListener::bind(path).map_err(|e| {
@@ -57,6 +67,17 @@ impl UnixListener {
     }
 
     /// Wraps a listener from the standard library (it is made non-blocking).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let path = std::env::temp_dir().join(format!("spinpark-doc-ul-{}-{}", std::process::id(), line!()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let std = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    /// let listener = spinpark::net::UnixListener::from_std(std).unwrap();
+    /// # drop(listener);
+    /// # std::fs::remove_file(&path).unwrap();
+    /// # });
+    /// ```
     pub fn from_std(listener: std::os::unix::net::UnixListener) -> io::Result<UnixListener> {
         listener.set_nonblocking(true)?;
         Ok(UnixListener {
@@ -65,21 +86,67 @@ impl UnixListener {
     }
 
     /// Unwraps the standard library's listener (still in non-blocking mode).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let path = std::env::temp_dir().join(format!("spinpark-doc-ul-{}-{}", std::process::id(), line!()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let listener = spinpark::net::UnixListener::bind(&path).unwrap();
+    /// let std = listener.into_std().unwrap();
+    /// # drop(std);
+    /// # std::fs::remove_file(&path).unwrap();
+    /// # });
+    /// ```
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixListener> {
         Ok(self.io.into_inner())
     }
 
     /// The address this listener is bound to.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let path = std::env::temp_dir().join(format!("spinpark-doc-ul-{}-{}", std::process::id(), line!()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let listener = spinpark::net::UnixListener::bind(&path).unwrap();
+    /// assert_eq!(listener.local_addr().unwrap().as_pathname(), Some(path.as_path()));
+    /// # std::fs::remove_file(&path).unwrap();
+    /// # });
+    /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.get().local_addr()
     }
 
     /// Accepts a connection; its stream is registered with the same runtime.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let path = std::env::temp_dir().join(format!("spinpark-doc-ul-{}-{}", std::process::id(), line!()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let listener = spinpark::net::UnixListener::bind(&path).unwrap();
+    /// let client = spinpark::spawn(spinpark::net::UnixStream::connect(path.clone()));
+    /// let (stream, _addr) = listener.accept().await.unwrap();
+    /// # drop(stream);
+    /// client.await.unwrap().unwrap();
+    /// # std::fs::remove_file(&path).unwrap();
+    /// # });
+    /// ```
     pub fn accept(&self) -> Accept<'_> {
         Accept::new(self)
     }
 
     /// Polls for a connection; see [`UnixListener::accept`].
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let path = std::env::temp_dir().join(format!("spinpark-doc-ul-{}-{}", std::process::id(), line!()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let listener = spinpark::net::UnixListener::bind(&path).unwrap();
+    /// let client = spinpark::spawn(spinpark::net::UnixStream::connect(path.clone()));
+    /// let (_stream, _addr) = std::future::poll_fn(|cx| listener.poll_accept(cx)).await.unwrap();
+    /// client.await.unwrap().unwrap();
+    /// # std::fs::remove_file(&path).unwrap();
+    /// # });
+    /// ```
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, SocketAddr)>> {
         loop {
             match std::task::ready!(self

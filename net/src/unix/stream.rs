@@ -48,6 +48,17 @@ impl UnixStream {
     /// The connect error, naming the path: `NotFound` when nothing is there,
     /// `ConnectionRefused` when nobody listens, `WouldBlock` when the listener's backlog is
     /// full; `InvalidInput` for a path too long for a socket address (107 bytes) or with a NUL.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let path = std::env::temp_dir().join(format!("spinpark-doc-connect-{}", std::process::id()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let _listener = spinpark::net::UnixListener::bind(&path).unwrap();
+    /// let stream = spinpark::net::UnixStream::connect(&path).await.unwrap();
+    /// # drop(stream);
+    /// std::fs::remove_file(&path).unwrap();
+    /// # });
+    /// ```
     pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
         let path = path.as_ref();
         let context = |e: io::Error| {
@@ -71,12 +82,27 @@ impl UnixStream {
     }
 
     /// A connected pair of streams (`socketpair(2)`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let (a, b) = spinpark::net::UnixStream::pair().unwrap();
+    /// # drop((a, b));
+    /// # });
+    /// ```
     pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
         let (a, b) = std::os::unix::net::UnixStream::pair()?;
         Ok((Self::from_std(a)?, Self::from_std(b)?))
     }
 
     /// Wraps a connected stream from the standard library (it is made non-blocking).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// let stream = spinpark::net::UnixStream::from_std(a).unwrap();
+    /// # drop(stream);
+    /// # });
+    /// ```
     pub fn from_std(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
         stream.set_nonblocking(true)?;
         Ok(UnixStream {
@@ -85,57 +111,145 @@ impl UnixStream {
     }
 
     /// Unwraps the standard library's stream (still in non-blocking mode).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// let std = stream.into_std().unwrap();
+    /// # drop(std);
+    /// # });
+    /// ```
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixStream> {
         Ok(self.io.into_inner())
     }
 
     /// The remote address.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// assert!(stream.peer_addr().is_ok());
+    /// # });
+    /// ```
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.io.get().peer_addr()
     }
 
     /// The local address.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// assert!(stream.local_addr().is_ok());
+    /// # });
+    /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.get().local_addr()
     }
 
     /// Shuts down the read side, the write side, or both.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// stream.shutdown(std::net::Shutdown::Write).unwrap(); // the peer reads end of stream
+    /// # });
+    /// ```
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         self.io.get().shutdown(how)
     }
 
     /// Takes the socket's pending error (`SO_ERROR`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// assert!(stream.take_error().unwrap().is_none());
+    /// # });
+    /// ```
     pub fn take_error(&self) -> io::Result<Option<io::Error>> {
         self.io.get().take_error()
     }
 
     /// Waits until the stream may be readable (a read may still return `WouldBlock`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// stream.writable().await.unwrap();
+    /// let _ = stream.try_read(&mut [0; 16]); // WouldBlock until the peer writes
+    /// # });
+    /// ```
     pub async fn readable(&self) -> io::Result<()> {
         poll_fn(|cx| self.io.poll_ready(Direction::Read, cx)).await
     }
 
     /// Waits until the stream may be writable (a write may still return `WouldBlock`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// stream.writable().await.unwrap();
+    /// assert_eq!(stream.try_write(b"hi").unwrap(), 2);
+    /// # });
+    /// ```
     pub async fn writable(&self) -> io::Result<()> {
         poll_fn(|cx| self.io.poll_ready(Direction::Write, cx)).await
     }
 
     /// Reads what is available now, without waiting: `WouldBlock` if nothing is.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// match stream.try_read(&mut [0; 16]) {
+    ///     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {} // nothing yet
+    ///     r => { r.unwrap(); }
+    /// }
+    /// # });
+    /// ```
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.io.try_io(Direction::Read, |s| (&*s).read(buf))
     }
 
     /// Writes what fits now, without waiting: `WouldBlock` if nothing does.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// assert_eq!(stream.try_write(b"ping").unwrap(), 4);
+    /// # });
+    /// ```
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         self.io.try_io(Direction::Write, |s| (&*s).write(buf))
     }
 
     /// Splits into a borrowed read half and write half, usable concurrently in one task.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// use futures_util::AsyncWriteExt;
+    /// let mut stream = stream;
+    /// let (_read, mut write) = spinpark::net::UnixStream::split(&mut stream);
+    /// write.write_all(b"hi").await.unwrap();
+    /// # });
+    /// ```
     pub fn split(&mut self) -> (super::ReadHalf<'_>, super::WriteHalf<'_>) {
         super::split::split(self)
     }
 
     /// Splits into owned halves that can move to different tasks; dropping the write half
     /// shuts down the write side.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// let (read, write) = stream.into_split();
+    /// spinpark::spawn(async move { drop(read) }).await.unwrap();
+    /// # drop(write);
+    /// # });
+    /// ```
     pub fn into_split(self) -> (super::OwnedReadHalf, super::OwnedWriteHalf) {
         super::split::into_split(self)
     }
