@@ -34,8 +34,16 @@
 //! * Sockets implement `futures-io`'s `AsyncRead`/`AsyncWrite`, so the `futures` crate's
 //!   `AsyncReadExt`/`AsyncWriteExt` helpers work on them.
 //!
+//! * `tokio::sync` and `tokio::select!` work on spinpark as they are; `tokio::spawn`,
+//!   `tokio::time` and `tokio::net` need tokio's runtime, so use [`spawn`], [`time`] and
+//!   [`net`] instead. The README has the full "tokio -> spinpark" table.
+//!
+//! The modules: [`net`] (TCP, UDP, Unix sockets, host-name lookup), [`time`] (sleep, timeout,
+//! interval), [`signal`] (Ctrl-C and Unix signals), [`io`] (`AsyncFd` for any other fd),
+//! [`task`] and [`runtime`]. Linux only.
+//!
 //! The crates behind the facade: `spinpark-executor` (scheduler and idle protocol),
-//! `spinpark-net` (epoll reactor, TCP, timers) and `spinpark-macros`.
+//! `spinpark-net` (epoll reactor, sockets, signals, timers) and `spinpark-macros`.
 
 #![warn(missing_docs)]
 #![warn(missing_debug_implementations, unreachable_pub)]
@@ -65,7 +73,8 @@ pub mod io {
     pub use spinpark_net::io::*;
 }
 
-/// Timers: `sleep`, `sleep_until`, `timeout`, `interval`.
+/// Timers: `sleep`, `sleep_until`, `timeout`, `timeout_at`, `interval` (with tokio's
+/// `MissedTickBehavior`).
 pub mod time {
     pub use spinpark_net::time::*;
 }
