@@ -101,8 +101,10 @@ impl Connection {
         let mut buf = [0u8; 512];
         let mut line = Vec::new();
         loop {
-            // Between requests, stop on shutdown; a request already read is always answered.
+            // Between requests, stop on shutdown. `biased`: a request that has already arrived
+            // is read (and answered) before the shutdown is looked at.
             let n = tokio::select! {
+                biased;
                 n = self.stream.read(&mut buf) => n?,
                 _ = self.shutdown.wait_for(|stop| *stop) => return Ok(()),
             };
