@@ -24,7 +24,12 @@
 //! A `sigaction` handler counts the delivery and writes a process-wide eventfd (the self-pipe
 //! pattern, with an eventfd as the pipe); each `Signal` registers its own duplicate of that
 //! eventfd in its runtime's epoll set, so spinning workers see signals like any socket event,
-//! and every listener in every runtime is woken (`signal/registry.rs`).
+//! and every listener in every runtime is woken (`signal/registry.rs`). Listeners never read
+//! the eventfd: a listener that drained it could make the event another listener's epoll has
+//! yet to collect read as "not readable" (epoll reports the state at collection time), and
+//! that listener would miss its wake-up. The counter stays above zero, and each write is a
+//! new edge for every duplicate; a listener compares the delivery count with the last one it
+//! reported.
 //!
 //! `signalfd` would need the signal blocked in *every* thread of the process: a thread that
 //! has it unblocked takes the signal with its default action (SIGINT kills the process)
@@ -35,7 +40,7 @@
 
 use std::future::poll_fn;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -351,18 +356,21 @@ impl Signal {
             if self.take_delivery() {
                 return Poll::Ready(Some(()));
             }
-            // Drain our eventfd duplicate; each successful read means a handler ran since
-            // we last looked, so check the count again.
-            match self
-                .wake
-                .poll_io(Direction::Read, cx, |fd| drain(fd.as_raw_fd()), |_| true)
-            {
-                Poll::Ready(Ok(())) => continue,
+            // Wait for the next write to the eventfd. Nobody ever reads it: its counter stays
+            // above zero, so every event epoll reports for it says "readable" (epoll reports
+            // the state when the event is collected; a listener that drained the shared
+            // eventfd would make another listener's event read as "not readable", and lose
+            // its wake-up). Each handler write is a fresh edge for every duplicate.
+            match self.wake.poll_seen(Direction::Read, cx) {
+                Poll::Ready(Ok(seen)) => {
+                    // Consume this edge (unless a newer one arrived) and look at the count.
+                    self.wake.clear(seen);
+                    continue;
+                }
                 Poll::Ready(Err(_)) => return Poll::Ready(None),
                 Poll::Pending => {
-                    // Another listener may have drained the eventfd after the handler wrote
-                    // it; our waker is stored now, so a later write wakes us, and an earlier
-                    // one shows in the count.
+                    // The count may have moved between our check and storing the waker: the
+                    // handler counts before it writes, so a write we missed shows here.
                     return if self.take_delivery() {
                         Poll::Ready(Some(()))
                     } else {
@@ -402,17 +410,5 @@ impl futures_core::Stream for Signal {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<()>> {
         self.poll_recv(cx)
-    }
-}
-
-/// Reads (and so resets) an eventfd: `WouldBlock` when it is already zero.
-fn drain(fd: libc::c_int) -> io::Result<()> {
-    let mut buf: u64 = 0;
-    // SAFETY: reads at most 8 bytes into a valid u64 on our stack.
-    let n = unsafe { libc::read(fd, (&mut buf as *mut u64).cast(), 8) };
-    if n < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
     }
 }

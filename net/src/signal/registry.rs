@@ -44,7 +44,8 @@ extern "C" fn on_signal(signum: libc::c_int) {
     if fd >= 0 {
         let one: u64 = 1;
         // SAFETY: write(2) is async-signal-safe; it reads 8 bytes from a u64 on our stack.
-        // EAGAIN (the counter is saturated) is harmless: the fd is readable already.
+        // Nobody reads the eventfd, so its counter only grows; EAGAIN would need 2^64 - 1
+        // signals.
         unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
     }
     // SAFETY: as above; restoring errno keeps the interrupted code's view of it intact.
