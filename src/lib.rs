@@ -33,6 +33,13 @@
 //!   and to one worker. [`Runtime::metrics`] shows the spins, parks and wake syscalls.
 //! * Sockets implement `futures-io`'s `AsyncRead`/`AsyncWrite`, so the `futures` crate's
 //!   `AsyncReadExt`/`AsyncWriteExt` helpers work on them.
+//! * `tokio::sync` and `tokio::select!` work on spinpark as they are; `tokio::spawn`,
+//!   `tokio::time` and `tokio::net` need tokio's runtime, so use [`spawn`], [`time`] and
+//!   [`net`] instead. The README has the full "tokio -> spinpark" table.
+//!
+//! The modules: [`net`] (TCP, UDP, Unix sockets, host-name lookup), [`time`] (sleep, timeout,
+//! interval), [`signal`] (Ctrl-C and Unix signals), [`io`] (`AsyncFd` for any other fd),
+//! [`task`] and [`runtime`]. Linux only.
 //!
 //! # Features
 //!
@@ -41,28 +48,50 @@
 //!   sqlx, reqwest, ...) work inside tasks; `#[spinpark::main(tokio_compat)]` turns it on.
 //!   Sockets and timers those crates create are driven by tokio's thread, not by spinpark's
 //!   spinning workers. See the README's "Using tokio-bound crates".
+//! * `hyper` (off by default): [`hyper`](crate::hyper) serves hyper 1.x (and so axum and tonic)
+//!   on spinpark.
+//! * `tokio-io` (off by default): tokio's `AsyncRead`/`AsyncWrite` on the TCP streams.
 //!
 //! The crates behind the facade: `spinpark-executor` (scheduler and idle protocol),
-//! `spinpark-net` (epoll reactor, TCP, timers) and `spinpark-macros`.
+//! `spinpark-net` (epoll reactor, sockets, signals, timers) and `spinpark-macros`.
 
 #![warn(missing_docs)]
 #![warn(missing_debug_implementations, unreachable_pub)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub use spinpark_executor::{
-    spawn, spawn_blocking, yield_now, Builder, Handle, JoinError, JoinHandle, Runtime,
+    spawn, spawn_blocking, yield_now, Builder, EnterGuard, Handle, JoinError, JoinHandle, Runtime,
     RuntimeMetrics, TryCurrentError, WorkerMetrics, YieldNow, DEFAULT_SPIN,
 };
 pub use spinpark_macros::{main, test};
 
-/// TCP networking: listeners, streams and their halves.
+/// Networking on the runtime's reactor: TCP, UDP and Unix-domain sockets.
 pub mod net {
     pub use spinpark_net::tcp::*;
+    pub use spinpark_net::udp::UdpSocket;
+    pub use spinpark_net::unix::{UnixListener, UnixStream};
+    pub use spinpark_net::{lookup_host, ToSocketAddrs};
+
+    /// Unix-domain socket halves, addresses and futures (as `tokio::net::unix`).
+    pub mod unix {
+        pub use spinpark_net::unix::*;
+    }
 }
 
-/// Timers: `sleep`, `sleep_until`, `timeout`, `interval`.
+/// Putting any non-blocking fd on the runtime's reactor: `AsyncFd`.
+pub mod io {
+    pub use spinpark_net::io::*;
+}
+
+/// Timers: `sleep`, `sleep_until`, `timeout`, `timeout_at`, `interval` (with tokio's
+/// `MissedTickBehavior`).
 pub mod time {
     pub use spinpark_net::time::*;
+}
+
+/// Unix signals on the runtime's reactor: `ctrl_c` and `signal(SignalKind)`.
+pub mod signal {
+    pub use spinpark_net::signal::*;
 }
 
 /// Tasks: spawning, joining, yielding.
@@ -75,7 +104,8 @@ pub mod task {
 /// The runtime and its configuration and metrics.
 pub mod runtime {
     pub use spinpark_executor::{
-        Builder, Handle, Runtime, RuntimeMetrics, TryCurrentError, WorkerMetrics, DEFAULT_SPIN,
+        Builder, EnterGuard, Handle, Runtime, RuntimeMetrics, TryCurrentError, WorkerMetrics,
+        DEFAULT_SPIN,
     };
 }
 

@@ -22,7 +22,20 @@ pub(crate) trait Futex: Send + Sync {
 #[derive(Debug, Default)]
 pub(crate) struct SysFutex;
 
-#[cfg(not(loom))]
+/// Elsewhere the crate does not build (see the `compile_error!` in `lib.rs`); this keeps that
+/// the only error.
+#[cfg(all(not(loom), not(target_os = "linux")))]
+impl Futex for SysFutex {
+    fn wait(&self, _: &AtomicU32, _: u32) {
+        unreachable!("spinpark builds on Linux only")
+    }
+
+    fn wake(&self, _: &AtomicU32, _: u32) {
+        unreachable!("spinpark builds on Linux only")
+    }
+}
+
+#[cfg(all(not(loom), target_os = "linux"))]
 impl Futex for SysFutex {
     fn wait(&self, word: &AtomicU32, expected: u32) {
         // SAFETY: `word` is a live `AtomicU32` for the duration of the call (we hold a

@@ -17,6 +17,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::context;
+use crate::enter::EnterGuard;
 use crate::join::JoinHandle;
 use crate::metrics::RuntimeMetrics;
 use crate::scheduler::Shared;
@@ -47,6 +48,13 @@ impl Handle {
     ///
     /// # Panics
     /// Outside a runtime; see [`Handle::try_current`].
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let handle = spinpark::Handle::current();
+    /// assert!(handle.worker_threads() >= 1);
+    /// # });
+    /// ```
     #[track_caller]
     pub fn current() -> Handle {
         Self::try_current().expect(
@@ -56,11 +64,37 @@ impl Handle {
     }
 
     /// The handle of the runtime the current thread is in, or an error outside one.
+    ///
+    /// ```
+    /// assert!(spinpark::Handle::try_current().is_err()); // not in a runtime
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// rt.block_on(async { assert!(spinpark::Handle::try_current().is_ok()) });
+    /// ```
     pub fn try_current() -> Result<Handle, TryCurrentError> {
         context::current().ok_or(TryCurrentError(()))
     }
 
+    /// Makes this runtime current on this thread until the guard is dropped, so `spawn` and
+    /// `Handle::current` work on a thread the runtime does not own; see [`EnterGuard`].
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let _guard = rt.handle().enter();
+    /// let task = spinpark::spawn(async { 1 }); // works: the runtime is current
+    /// assert_eq!(rt.block_on(task).unwrap(), 1);
+    /// ```
+    pub fn enter(&self) -> EnterGuard<'_> {
+        crate::enter::enter(self)
+    }
+
     /// Spawns a task on this runtime; see [`crate::spawn`].
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let handle = rt.handle().clone();
+    /// let task = std::thread::spawn(move || handle.spawn(async { 2 })).join().unwrap();
+    /// assert_eq!(rt.block_on(task).unwrap(), 2);
+    /// ```
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -70,6 +104,12 @@ impl Handle {
     }
 
     /// Runs a blocking closure on the blocking pool; see [`crate::spawn_blocking`].
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let task = rt.handle().spawn_blocking(|| std::fs::metadata("/").is_ok());
+    /// assert!(rt.block_on(task).unwrap());
+    /// ```
     pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
     where
         F: FnOnce() -> R + Send + 'static,
@@ -79,32 +119,66 @@ impl Handle {
     }
 
     /// Runs `future` to completion on the current thread; see [`crate::Runtime::block_on`].
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let handle = rt.handle().clone();
+    /// let v = std::thread::spawn(move || handle.block_on(async { 3 })).join().unwrap();
+    /// assert_eq!(v, 3);
+    /// ```
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         crate::block_on::block_on(self, future)
     }
 
     /// A snapshot of this runtime's counters.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// rt.block_on(async { spinpark::spawn(async {}).await.unwrap() });
+    /// assert!(rt.handle().metrics().tasks_spawned() >= 1);
+    /// ```
     pub fn metrics(&self) -> RuntimeMetrics {
         self.shared.global.snapshot(&self.shared.counters)
     }
 
     /// The number of worker threads.
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new().worker_threads(2).build().unwrap();
+    /// assert_eq!(rt.handle().worker_threads(), 2);
+    /// ```
     pub fn worker_threads(&self) -> usize {
         self.shared.stealers.len()
     }
 
     /// The number of tasks that are waiting: polled at least once, returned `Pending`, and not
     /// finished (or dropped) since. Tasks queued but never polled are not counted.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// assert_eq!(rt.handle().live_tasks(), 0);
+    /// ```
     pub fn live_tasks(&self) -> usize {
         self.shared.tasks.len()
     }
 
     /// The number of `spawn_blocking` threads alive now.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// rt.block_on(rt.spawn_blocking(|| ())).unwrap();
+    /// assert!(rt.handle().blocking_threads() >= 1); // idle pool threads linger a while
+    /// ```
     pub fn blocking_threads(&self) -> usize {
         self.shared.blocking.threads()
     }
 
     /// Whether the runtime is shutting down (or shut down).
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// assert!(!rt.handle().is_shutdown());
+    /// ```
     pub fn is_shutdown(&self) -> bool {
         self.shared.sleepers.is_shutdown()
     }

@@ -30,6 +30,15 @@ use crate::panics;
 use crate::tasks::TaskMeta;
 
 /// Why a task did not produce its output.
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// let task = spinpark::spawn(async { panic!("boom") });
+/// let err = task.await.unwrap_err();
+/// assert!(err.is_panic());
+/// assert_eq!(err.to_string(), "task panicked: boom");
+/// # });
+/// ```
 pub struct JoinError {
     repr: Repr,
 }
@@ -53,11 +62,26 @@ impl JoinError {
     }
 
     /// The task was aborted, or dropped because its runtime shut down.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let task = spinpark::spawn(std::future::pending::<()>());
+    /// task.abort();
+    /// assert!(task.await.unwrap_err().is_cancelled());
+    /// # });
+    /// ```
     pub fn is_cancelled(&self) -> bool {
         matches!(self.repr, Repr::Cancelled)
     }
 
     /// The task panicked.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let err = spinpark::spawn(async { panic!("x") }).await.unwrap_err();
+    /// assert!(err.is_panic() && !err.is_cancelled());
+    /// # });
+    /// ```
     pub fn is_panic(&self) -> bool {
         matches!(self.repr, Repr::Panic(_))
     }
@@ -66,12 +90,29 @@ impl JoinError {
     ///
     /// # Panics
     /// If the task did not panic; see [`JoinError::try_into_panic`].
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let err = spinpark::spawn(async { panic!("x") }).await.unwrap_err();
+    /// let payload = err.into_panic();
+    /// assert_eq!(payload.downcast_ref::<&str>(), Some(&"x"));
+    /// // or: std::panic::resume_unwind(payload)
+    /// # });
+    /// ```
     pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
         self.try_into_panic()
             .expect("JoinError::into_panic called on a task that was cancelled, not panicked")
     }
 
     /// The panic's payload, or the error back if the task was cancelled.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let task = spinpark::spawn(std::future::pending::<()>());
+    /// task.abort();
+    /// assert!(task.await.unwrap_err().try_into_panic().is_err()); // cancelled, not a panic
+    /// # });
+    /// ```
     pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
         match self.repr {
             Repr::Panic(p) => Ok(p),
@@ -142,6 +183,15 @@ impl<T> Drop for Outcome<T> {
 /// Awaiting it yields the task's output, or a [`JoinError`] if the task panicked, was aborted,
 /// or was dropped by a runtime that shut down. Dropping the handle detaches the task: it keeps
 /// running and its output is dropped.
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// use futures_util::future::FusedFuture;
+/// let mut handle = spinpark::spawn(async { 1 + 1 });
+/// assert_eq!((&mut handle).await.unwrap(), 2);
+/// assert!(handle.is_terminated()); // so futures::select! takes it as it is
+/// # });
+/// ```
 pub struct JoinHandle<T> {
     task: Option<async_task::FallibleTask<Outcome<T>>>,
     meta: Arc<TaskMeta>,
@@ -163,12 +213,30 @@ impl<T> JoinHandle<T> {
 
     /// Cancels the task: it is not polled again, its future is dropped on the runtime, and the
     /// handle resolves to a cancelled [`JoinError`]. Has no effect on a finished task.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let task = spinpark::spawn(std::future::pending::<()>());
+    /// task.abort();
+    /// assert!(task.await.unwrap_err().is_cancelled());
+    /// # });
+    /// ```
     pub fn abort(&self) {
         self.meta.abort();
         self.waker.wake_by_ref();
     }
 
     /// Whether the task has finished (with output, a panic, or cancellation).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let task = spinpark::spawn(async {});
+    /// while !task.is_finished() {
+    ///     spinpark::yield_now().await;
+    /// }
+    /// task.await.unwrap();
+    /// # });
+    /// ```
     pub fn is_finished(&self) -> bool {
         self.task.as_ref().is_none_or(|t| t.is_finished())
     }
@@ -197,6 +265,14 @@ impl<T> Future for JoinHandle<T> {
                 })
             }
         }
+    }
+}
+
+/// Terminated once it has produced the task's result, so `futures::select!` takes a
+/// `JoinHandle` without `.fuse()`.
+impl<T> futures_core::FusedFuture for JoinHandle<T> {
+    fn is_terminated(&self) -> bool {
+        self.task.is_none()
     }
 }
 

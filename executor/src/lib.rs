@@ -29,6 +29,15 @@
 
 #![warn(missing_docs)]
 
+// spinpark is Linux-only. This crate is the first one built (spinpark-net and the facade
+// depend on it), and its only OS-specific code, the futex, is left out elsewhere, so a build
+// on another OS stops at this one error instead of a wall of missing libc symbols.
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "spinpark runs on Linux only: its idle workers park on a futex(2) and its reactor is an \
+     epoll(7) set woken by an eventfd(2), which this target does not have"
+);
+
 mod futex;
 mod idle;
 mod sync;
@@ -49,6 +58,7 @@ mod blocking;
 mod context;
 pub mod coop;
 pub mod driver;
+mod enter;
 mod handle;
 mod join;
 mod metrics;
@@ -63,6 +73,7 @@ mod worker;
 mod yield_now;
 
 pub use driver::Driver;
+pub use enter::EnterGuard;
 pub use handle::{Handle, TryCurrentError};
 pub use join::{JoinError, JoinHandle};
 pub use metrics::{RuntimeMetrics, WorkerMetrics};
@@ -108,6 +119,13 @@ where
 ///
 /// # Panics
 /// Outside a spinpark runtime.
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// let hash = spinpark::spawn_blocking(|| (0..1000u64).sum::<u64>()).await.unwrap();
+/// assert_eq!(hash, 499_500);
+/// # });
+/// ```
 #[track_caller]
 pub fn spawn_blocking<F, R>(f: F) -> JoinHandle<R>
 where

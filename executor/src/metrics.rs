@@ -127,26 +127,55 @@ pub struct RuntimeMetrics {
 
 impl RuntimeMetrics {
     /// Tasks spawned (including `spawn_blocking`).
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// rt.block_on(async { spinpark::spawn(async {}).await.unwrap() });
+    /// assert!(rt.metrics().tasks_spawned() >= 1);
+    /// ```
     pub fn tasks_spawned(&self) -> u64 {
         self.tasks_spawned
     }
 
     /// Tasks scheduled from outside the runtime's workers (through the global queue).
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// rt.block_on(rt.spawn(async {})).unwrap(); // spawned from outside the workers
+    /// assert!(rt.metrics().remote_schedules() >= 1);
+    /// ```
     pub fn remote_schedules(&self) -> u64 {
         self.remote_schedules
     }
 
     /// Wake-ups issued by threads that are not workers (spawns and wakes from outside).
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let m = rt.metrics();
+    /// println!("{} wake-ups from outside the workers", m.remote_wakes());
+    /// ```
     pub fn remote_wakes(&self) -> u64 {
         self.remote_wakes
     }
 
     /// Per worker, in worker index order.
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new().worker_threads(2).build().unwrap();
+    /// assert_eq!(rt.metrics().workers().len(), 2);
+    /// ```
     pub fn workers(&self) -> &[WorkerMetrics] {
         &self.workers
     }
 
     /// The sum of all workers' counters.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let total = rt.metrics().total();
+    /// println!("{total:?}");
+    /// ```
     pub fn total(&self) -> WorkerMetrics {
         self.workers
             .iter()
@@ -156,6 +185,11 @@ impl RuntimeMetrics {
     /// Every wake-up issued, by workers and by other threads: `FUTEX_WAKE` syscalls plus
     /// requests to unpark the reactor. The reactor coalesces concurrent unpark requests into
     /// one eventfd write, so this is an upper bound on the wake syscalls actually made.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// println!("{} wake syscalls so far", rt.metrics().wakes());
+    /// ```
     pub fn wakes(&self) -> u64 {
         self.remote_wakes + self.total().wakes
     }

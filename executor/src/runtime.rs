@@ -47,9 +47,25 @@ use crate::thread_context::within;
 /// spaced up to 200 us apart are common in RPC servers under light load; a 250 us window keeps
 /// them on the fast path while bounding the CPU burned per idle period to 250 us of one core
 /// (at most `max_spinners` cores spin at once, and the spinner yields its core regularly).
+///
+/// ```
+/// let rt = spinpark::Builder::new().spin(spinpark::DEFAULT_SPIN * 2).build().unwrap();
+/// # drop(rt);
+/// ```
 pub const DEFAULT_SPIN: Duration = Duration::from_micros(250);
 
 /// Configures and builds a [`Runtime`].
+///
+/// ```
+/// use std::time::Duration;
+/// let rt = spinpark::Builder::new()
+///     .worker_threads(4)
+///     .spin(Duration::from_micros(100))
+///     .thread_name("my-server")
+///     .build()
+///     .unwrap();
+/// assert_eq!(rt.block_on(async { 1 }), 1);
+/// ```
 pub struct Builder {
     workers: Option<usize>,
     spin: Duration,
@@ -86,6 +102,11 @@ impl fmt::Debug for Builder {
 impl Builder {
     /// A builder with the defaults: one worker per available CPU, a [`DEFAULT_SPIN`] window,
     /// at most `max(1, workers / 2)` spinners.
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new().build().unwrap();
+    /// assert_eq!(rt.block_on(async { 7 }), 7);
+    /// ```
     pub fn new() -> Self {
         Self {
             workers: None,
@@ -102,6 +123,11 @@ impl Builder {
     }
 
     /// The number of worker threads (default: available parallelism, at most 255).
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new().worker_threads(2).build().unwrap();
+    /// assert_eq!(rt.block_on(async { 7 }), 7);
+    /// ```
     pub fn worker_threads(mut self, n: usize) -> Self {
         self.workers = Some(n);
         self
@@ -109,6 +135,11 @@ impl Builder {
 
     /// How long an idle worker spins looking for work before it parks. `Duration::ZERO`
     /// turns spinning off: an idle worker scans the queues once, then parks.
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new().spin(std::time::Duration::from_micros(50)).build().unwrap();
+    /// assert_eq!(rt.block_on(async { 7 }), 7);
+    /// ```
     pub fn spin(mut self, window: Duration) -> Self {
         self.spin = window;
         self
@@ -116,36 +147,66 @@ impl Builder {
 
     /// At most this many workers spin at once (default `max(1, workers / 2)`, so that a core
     /// is always left to other threads). Clamped to `1..=workers`.
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new().worker_threads(4).max_spinners(1).build().unwrap();
+    /// assert_eq!(rt.block_on(async { 7 }), 7);
+    /// ```
     pub fn max_spinners(mut self, n: usize) -> Self {
         self.max_spinners = Some(n);
         self
     }
 
     /// The name of worker threads (and, with `-blocking`, of blocking-pool threads).
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new().thread_name("rpc-worker").build().unwrap();
+    /// assert_eq!(rt.block_on(async { 7 }), 7);
+    /// ```
     pub fn thread_name(mut self, name: impl Into<String>) -> Self {
         self.thread_name = name.into();
         self
     }
 
     /// Runs `f` on each worker thread as it starts.
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new().on_thread_start(|| println!("worker up")).build().unwrap();
+    /// assert_eq!(rt.block_on(async { 7 }), 7);
+    /// ```
     pub fn on_thread_start(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
         self.on_start = Some(Arc::new(f));
         self
     }
 
     /// Runs `f` on each worker thread as it stops.
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new().on_thread_stop(|| println!("worker down")).build().unwrap();
+    /// assert_eq!(rt.block_on(async { 7 }), 7);
+    /// ```
     pub fn on_thread_stop(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
         self.on_stop = Some(Arc::new(f));
         self
     }
 
     /// The most threads `spawn_blocking` may use at once (default 64).
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new().max_blocking_threads(8).build().unwrap();
+    /// assert_eq!(rt.block_on(async { 7 }), 7);
+    /// ```
     pub fn max_blocking_threads(mut self, n: usize) -> Self {
         self.max_blocking = n;
         self
     }
 
     /// How long an idle blocking-pool thread waits for work before it exits (default 10 s).
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new().thread_keep_alive(std::time::Duration::from_secs(1)).build().unwrap();
+    /// assert_eq!(rt.block_on(async { 7 }), 7);
+    /// ```
     pub fn thread_keep_alive(mut self, d: Duration) -> Self {
         self.blocking_keep_alive = d;
         self
@@ -193,6 +254,11 @@ impl Builder {
     /// OS error if a thread cannot be started; an error naming the hook if `on_thread_start`
     /// panicked on a worker. The workers already started are then shut down before this
     /// returns.
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new().worker_threads(1).build().unwrap();
+    /// assert_eq!(rt.block_on(async { 7 }), 7);
+    /// ```
     pub fn build(self) -> io::Result<Runtime> {
         let workers = self.workers.unwrap_or_else(|| {
             thread::available_parallelism()
@@ -307,6 +373,13 @@ impl Builder {
 /// It may be dropped anywhere, including inside one of its own tasks or `spawn_blocking`
 /// closures: the calling thread is then not waited for (it exits once it returns to the
 /// runtime).
+///
+/// ```
+/// let rt = spinpark::Runtime::new().unwrap();
+/// let task = rt.spawn(async { "hi" });
+/// assert_eq!(rt.block_on(task).unwrap(), "hi");
+/// rt.shutdown_timeout(std::time::Duration::from_secs(1));
+/// ```
 pub struct Runtime {
     handle: Handle,
     threads: Vec<thread::JoinHandle<()>>,
@@ -367,6 +440,11 @@ impl fmt::Debug for Runtime {
 
 impl Runtime {
     /// A runtime with [`Builder::new`]'s defaults.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// # drop(rt);
+    /// ```
     pub fn new() -> io::Result<Runtime> {
         Builder::new().build()
     }
@@ -378,11 +456,23 @@ impl Runtime {
     /// # Panics
     /// If called from inside a runtime (a worker, a blocking-pool thread, or another
     /// `block_on`): that would block a thread the runtime needs and could deadlock.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let n = rt.block_on(async { spinpark::spawn(async { 5 }).await.unwrap() });
+    /// assert_eq!(n, 5);
+    /// ```
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         self.handle.block_on(future)
     }
 
     /// Spawns a task on this runtime; see [`crate::spawn`].
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let task = rt.spawn(async { 5 });
+    /// assert_eq!(rt.block_on(task).unwrap(), 5);
+    /// ```
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -392,6 +482,12 @@ impl Runtime {
     }
 
     /// Runs a blocking closure on the blocking pool; see [`crate::spawn_blocking`].
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let task = rt.spawn_blocking(|| 6);
+    /// assert_eq!(rt.block_on(task).unwrap(), 6);
+    /// ```
     pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
     where
         F: FnOnce() -> R + Send + 'static,
@@ -400,12 +496,39 @@ impl Runtime {
         self.handle.spawn_blocking(f)
     }
 
+    /// Makes this runtime current on this thread until the guard drops; see
+    /// [`Handle::enter`].
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let task = {
+    ///     let _guard = rt.enter();
+    ///     spinpark::spawn(async { 8 })
+    /// };
+    /// assert_eq!(rt.block_on(task).unwrap(), 8);
+    /// ```
+    pub fn enter(&self) -> crate::EnterGuard<'_> {
+        self.handle().enter()
+    }
+
     /// A cheap, clonable handle to this runtime.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let handle = rt.handle().clone(); // cheap; usable from any thread
+    /// assert!(!handle.is_shutdown());
+    /// ```
     pub fn handle(&self) -> &Handle {
         &self.handle
     }
 
     /// A snapshot of this runtime's counters.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// rt.block_on(async {});
+    /// println!("{:?}", rt.metrics().total());
+    /// ```
     pub fn metrics(&self) -> RuntimeMetrics {
         self.handle.metrics()
     }
@@ -413,6 +536,12 @@ impl Runtime {
     /// Shuts down like dropping the runtime, but waits at most `timeout` in all: for workers
     /// busy in a task that does not return, and for running `spawn_blocking` closures. Those
     /// still running then are left to finish on their own.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// rt.spawn(std::future::pending::<()>()); // never finishes; dropped at shutdown
+    /// rt.shutdown_timeout(std::time::Duration::from_millis(100));
+    /// ```
     pub fn shutdown_timeout(mut self, timeout: Duration) {
         self.shutdown(Some(Instant::now() + timeout));
     }

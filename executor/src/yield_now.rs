@@ -18,6 +18,13 @@ pub fn yield_now() -> YieldNow {
 }
 
 /// The future returned by [`yield_now`].
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// let y: spinpark::YieldNow = spinpark::yield_now();
+/// y.await;
+/// # });
+/// ```
 #[derive(Debug)]
 #[must_use = "futures do nothing unless you `.await` them"]
 pub struct YieldNow {

@@ -9,7 +9,7 @@ use std::task::{ready, Context, Poll};
 use spinpark_executor::coop;
 
 use crate::reactor::{Reactor, Token};
-use crate::readiness::{Direction, Readiness};
+use crate::readiness::{Direction, Readiness, Seen};
 
 /// A socket `T` registered with a runtime's reactor. Dropping it removes the fd from epoll
 /// first, then closes it (by dropping `T`).
@@ -138,6 +138,28 @@ impl<T: AsRawFd> IoSource<T> {
         self.readiness
             .ready_now(Direction::Read)
             .is_some_and(|s| s.is_read_closed())
+    }
+
+    /// Waits until the socket may be ready in `dir` and returns what was seen, for a caller
+    /// that runs its own syscall and hands `seen` to [`IoSource::clear`] after `WouldBlock`
+    /// (`AsyncFd`'s guards).
+    pub(crate) fn poll_seen(&self, dir: Direction, cx: &mut Context<'_>) -> Poll<io::Result<Seen>> {
+        self.readiness.poll_ready(dir, cx).map(|seen| {
+            if seen.is_shutdown() {
+                Err(runtime_gone())
+            } else {
+                Ok(seen)
+            }
+        })
+    }
+
+    /// Clears the readiness `seen` allowed, unless an event arrived since.
+    pub(crate) fn clear(&self, seen: Seen) {
+        self.readiness.clear(seen);
+    }
+
+    pub(crate) fn get_mut(&mut self) -> &mut T {
+        self.io.as_mut().expect("present until dropped or taken")
     }
 
     pub(crate) fn raw_fd(&self) -> RawFd {

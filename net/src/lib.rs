@@ -43,12 +43,22 @@
 
 #![warn(missing_docs)]
 
+mod addr;
+pub mod io;
 mod io_source;
 mod reactor;
 mod readiness;
+pub mod signal;
 mod sys;
+// `#[macro_use]`: the unix stream reuses tcp's `AsyncRead`/`AsyncWrite` impl macros.
+#[macro_use]
 pub mod tcp;
 pub mod time;
 mod timers;
+pub mod udp;
+pub mod unix;
 
-pub use tcp::{TcpListener, TcpStream};
+pub use addr::{lookup_host, ToSocketAddrs};
+pub use tcp::{TcpListener, TcpSocket, TcpStream};
+pub use udp::UdpSocket;
+pub use unix::{UnixListener, UnixStream};

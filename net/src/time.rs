@@ -1,4 +1,4 @@
-//! Timers: [`sleep`], [`sleep_until`], [`timeout`] and [`interval`].
+//! Timers: [`sleep`], [`sleep_until`], [`timeout`], [`timeout_at`] and [`interval`].
 //!
 //! ```
 //! use std::time::Duration;
@@ -26,10 +26,24 @@ use std::time::{Duration, Instant};
 use crate::reactor::Reactor;
 use crate::timers::TimerKey;
 
+mod missed_tick;
+mod tick;
+
+pub use missed_tick::MissedTickBehavior;
+pub use tick::Tick;
+
 /// Waits until `duration` has elapsed.
 ///
 /// # Panics
 /// When first polled outside a spinpark runtime, or polled after its runtime shut down.
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// let start = std::time::Instant::now();
+/// spinpark::time::sleep(std::time::Duration::from_millis(10)).await;
+/// assert!(start.elapsed() >= std::time::Duration::from_millis(10));
+/// # });
+/// ```
 pub fn sleep(duration: Duration) -> Sleep {
     sleep_until(after(Instant::now(), duration))
 }
@@ -38,6 +52,14 @@ pub fn sleep(duration: Duration) -> Sleep {
 ///
 /// # Panics
 /// When first polled outside a spinpark runtime, or polled after its runtime shut down.
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// let deadline = std::time::Instant::now() + std::time::Duration::from_millis(5);
+/// spinpark::time::sleep_until(deadline).await;
+/// assert!(std::time::Instant::now() >= deadline);
+/// # });
+/// ```
 pub fn sleep_until(deadline: Instant) -> Sleep {
     Sleep {
         deadline,
@@ -58,6 +80,17 @@ fn after(t: Instant, d: Duration) -> Instant {
 const SHUT_DOWN: &str = "spinpark::time: the runtime this timer belongs to has shut down";
 
 /// The future returned by [`sleep`] and [`sleep_until`].
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// use futures_util::{future::FusedFuture, select};
+/// let mut sleep: spinpark::time::Sleep = spinpark::time::sleep(std::time::Duration::from_millis(1));
+/// select! {
+///     _ = sleep => {}
+/// }
+/// assert!(sleep.is_terminated());
+/// # });
+/// ```
 #[must_use = "futures do nothing unless you `.await` them"]
 pub struct Sleep {
     deadline: Instant,
@@ -80,16 +113,34 @@ impl fmt::Debug for Sleep {
 
 impl Sleep {
     /// The instant this sleep completes at.
+    ///
+    /// ```
+    /// let s = spinpark::time::sleep(std::time::Duration::from_secs(1));
+    /// assert!(s.deadline() > std::time::Instant::now());
+    /// ```
     pub fn deadline(&self) -> Instant {
         self.deadline
     }
 
     /// Whether the deadline has passed.
+    ///
+    /// ```
+    /// let s = spinpark::time::sleep(std::time::Duration::from_secs(60));
+    /// assert!(!s.is_elapsed());
+    /// ```
     pub fn is_elapsed(&self) -> bool {
         matches!(self.state, State::Done) || Instant::now() >= self.deadline
     }
 
     /// Moves the deadline (and re-arms a completed sleep).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let mut s = spinpark::time::sleep(std::time::Duration::from_secs(60));
+    /// s.reset(std::time::Instant::now()); // due now instead
+    /// s.await;
+    /// # });
+    /// ```
     pub fn reset(&mut self, deadline: Instant) {
         self.unregister();
         self.deadline = deadline;
@@ -152,6 +203,14 @@ fn arm(r: Arc<Reactor>, deadline: Instant, waker: &Waker) -> State {
     State::Registered(r, key)
 }
 
+/// A `Sleep` that has completed is terminated until [`Sleep::reset`] re-arms it, so
+/// `futures::select!` can take it without `.fuse()`.
+impl futures_core::FusedFuture for Sleep {
+    fn is_terminated(&self) -> bool {
+        matches!(self.state, State::Done)
+    }
+}
+
 impl Drop for Sleep {
     fn drop(&mut self) {
         self.unregister();
@@ -159,6 +218,16 @@ impl Drop for Sleep {
 }
 
 /// The error of a [`timeout`] whose deadline passed first.
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// let r = spinpark::time::timeout(std::time::Duration::from_millis(1), std::future::pending::<()>()).await;
+/// let e: spinpark::time::Elapsed = r.unwrap_err();
+/// assert_eq!(e.to_string(), "deadline has elapsed");
+/// let io: std::io::Error = e.into(); // TimedOut, for `?` in io::Result code
+/// assert_eq!(io.kind(), std::io::ErrorKind::TimedOut);
+/// # });
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Elapsed(());
 
@@ -178,6 +247,16 @@ impl From<Elapsed> for std::io::Error {
 
 /// Runs `future`, giving up after `duration`: `Err(Elapsed)` if it had not finished by then
 /// (the future is dropped).
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// use std::time::Duration;
+/// let fast = spinpark::time::timeout(Duration::from_secs(5), async { 1 }).await;
+/// assert_eq!(fast, Ok(1));
+/// let slow = spinpark::time::timeout(Duration::from_millis(1), std::future::pending::<()>()).await;
+/// assert!(slow.is_err());
+/// # });
+/// ```
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     Timeout {
         future,
@@ -185,8 +264,34 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     }
 }
 
+/// Runs `future`, giving up at `deadline`: `Err(Elapsed)` if it had not finished by then.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// # let rt = spinpark_executor::Runtime::new().unwrap();
+/// # rt.block_on(async {
+/// let deadline = Instant::now() + Duration::from_secs(5);
+/// let r = spinpark_net::time::timeout_at(deadline, async { 1 }).await;
+/// assert_eq!(r, Ok(1));
+/// # });
+/// ```
+pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
+    Timeout {
+        future,
+        sleep: sleep_until(deadline),
+    }
+}
+
 pin_project_lite::pin_project! {
-    /// The future returned by [`timeout`].
+    /// The future returned by [`timeout`] and [`timeout_at`].
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use std::time::Duration;
+    /// let t: spinpark::time::Timeout<_> = spinpark::time::timeout(Duration::from_secs(1), async { 2 });
+    /// assert_eq!(t.await, Ok(2));
+    /// # });
+    /// ```
     #[must_use = "futures do nothing unless you `.await` them"]
     pub struct Timeout<F> {
         #[pin]
@@ -209,6 +314,8 @@ impl<F: Future> Future for Timeout<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         if let Poll::Ready(v) = this.future.poll(cx) {
+            // Also marks the timeout terminated (see its `FusedFuture`).
+            this.sleep.unregister();
             return Poll::Ready(Ok(v));
         }
         match Pin::new(this.sleep).poll(cx) {
@@ -218,12 +325,33 @@ impl<F: Future> Future for Timeout<F> {
     }
 }
 
+/// Terminated once it has produced its result, so `futures::select!` takes it without
+/// `.fuse()`.
+impl<F: Future> futures_core::FusedFuture for Timeout<F> {
+    fn is_terminated(&self) -> bool {
+        matches!(self.sleep.state, State::Done)
+    }
+}
+
 /// Ticks every `period`, starting now (the first tick completes at once).
 ///
-/// Missed ticks are skipped: if a tick is awaited late (the task was busy for longer than a
-/// period), it completes at once and the next one is scheduled one period after *now*, not
-/// in a burst to catch up. So ticks are never closer together than `period`, and a slow
-/// consumer sees fewer ticks rather than a flood.
+/// A tick awaited late (the task was busy for longer than a period) completes at once; what
+/// happens to the ticks missed meanwhile is the interval's [`MissedTickBehavior`]. The default
+/// is tokio's, [`MissedTickBehavior::Burst`]: the missed ticks complete at once, one per call,
+/// until the schedule has caught up.
+///
+/// ```
+/// use std::time::Duration;
+/// use spinpark_net::time::{interval, MissedTickBehavior};
+/// # let rt = spinpark_executor::Runtime::new().unwrap();
+/// # rt.block_on(async {
+/// let mut every = interval(Duration::from_millis(1));
+/// every.set_missed_tick_behavior(MissedTickBehavior::Delay);
+/// let first = every.tick().await;
+/// let second = every.tick().await;
+/// assert!(second >= first + Duration::from_millis(1));
+/// # });
+/// ```
 ///
 /// # Panics
 /// If `period` is zero.
@@ -235,23 +363,52 @@ pub fn interval(period: Duration) -> Interval {
     Interval {
         period,
         sleep: sleep_until(Instant::now()),
+        missed: MissedTickBehavior::default(),
     }
 }
 
 /// A stream of ticks; see [`interval`].
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// use std::time::Duration;
+/// let mut every = spinpark::time::interval(Duration::from_millis(1));
+/// for _ in 0..3 {
+///     every.tick().await;
+/// }
+/// # });
+/// ```
 #[derive(Debug)]
 pub struct Interval {
     period: Duration,
     sleep: Sleep,
+    missed: MissedTickBehavior,
 }
 
 impl Interval {
-    /// Waits for the next tick and returns the instant it was scheduled for.
-    pub async fn tick(&mut self) -> Instant {
-        std::future::poll_fn(|cx| self.poll_tick(cx)).await
+    /// Waits for the next tick and returns the instant it was scheduled for. The future is a
+    /// `FusedFuture`, so `futures::select!` takes it as it is.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let mut every = spinpark::time::interval(std::time::Duration::from_millis(1));
+    /// let first = every.tick().await; // at once
+    /// let second = every.tick().await;
+    /// assert!(second > first);
+    /// # });
+    /// ```
+    pub fn tick(&mut self) -> Tick<'_> {
+        Tick::new(self)
     }
 
     /// Polls for the next tick.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let mut every = spinpark::time::interval(std::time::Duration::from_millis(1));
+    /// std::future::poll_fn(|cx| every.poll_tick(cx)).await;
+    /// # });
+    /// ```
     pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
         match Pin::new(&mut self.sleep).poll(cx) {
             Poll::Pending => Poll::Pending,
@@ -259,12 +416,7 @@ impl Interval {
                 let scheduled = self.sleep.deadline();
                 let now = Instant::now();
                 // Clamped like `sleep`: a huge period means "practically never".
-                let next = if now >= after(scheduled, self.period) {
-                    // Missed one or more ticks: skip them.
-                    after(now, self.period)
-                } else {
-                    after(scheduled, self.period)
-                };
+                let next = self.missed.next_tick(scheduled, now, self.period);
                 self.sleep.reset(next);
                 Poll::Ready(scheduled)
             }
@@ -272,8 +424,35 @@ impl Interval {
     }
 
     /// The period.
+    ///
+    /// ```
+    /// let every = spinpark::time::interval(std::time::Duration::from_millis(20));
+    /// assert_eq!(every.period(), std::time::Duration::from_millis(20));
+    /// ```
     pub fn period(&self) -> Duration {
         self.period
+    }
+
+    /// What a late tick does to the ticks it missed; see [`MissedTickBehavior`].
+    ///
+    /// ```
+    /// use spinpark::time::MissedTickBehavior;
+    /// let every = spinpark::time::interval(std::time::Duration::from_millis(20));
+    /// assert_eq!(every.missed_tick_behavior(), MissedTickBehavior::Burst);
+    /// ```
+    pub fn missed_tick_behavior(&self) -> MissedTickBehavior {
+        self.missed
+    }
+
+    /// Sets what a late tick does to the ticks it missed (default: burst, as tokio).
+    ///
+    /// ```
+    /// use spinpark::time::MissedTickBehavior;
+    /// let mut every = spinpark::time::interval(std::time::Duration::from_millis(20));
+    /// every.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    /// ```
+    pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
+        self.missed = behavior;
     }
 }
 

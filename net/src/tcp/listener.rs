@@ -1,8 +1,8 @@
 //! [`TcpListener`]: accepting connections.
 
-use std::future::{poll_fn, Future};
+use std::future::Future;
 use std::io;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::os::fd::FromRawFd;
 use std::pin::Pin;
 use std::sync::Mutex;
@@ -21,6 +21,10 @@ pub const DEFAULT_BACKLOG: u32 = 1024;
 
 /// How long accepting pauses after the process or system ran out of descriptors or memory.
 /// Existing connections keep being served meanwhile; when one closes, the next try succeeds.
+///
+/// ```
+/// assert!(spinpark::net::ACCEPT_BACKOFF < std::time::Duration::from_secs(1));
+/// ```
 pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// A TCP socket listening for connections.
@@ -57,11 +61,18 @@ impl std::fmt::Debug for TcpListener {
 
 impl TcpListener {
     /// Binds to `addr` (the first of its addresses that works) and listens, with a backlog of
-    /// [`DEFAULT_BACKLOG`].
+    /// [`DEFAULT_BACKLOG`]. A host name is looked up on the blocking pool.
     ///
     /// # Errors
     /// The bind error, naming the address; or an error outside a spinpark runtime.
-    pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<TcpListener> {
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let listener = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// assert_ne!(listener.local_addr().unwrap().port(), 0);
+    /// # });
+    /// ```
+    pub async fn bind(addr: impl crate::ToSocketAddrs) -> io::Result<TcpListener> {
         Self::bind_with_backlog(addr, DEFAULT_BACKLOG).await
     }
 
@@ -70,18 +81,18 @@ impl TcpListener {
     ///
     /// ```no_run
     /// # async fn f() -> std::io::Result<()> {
-    /// let listener = spinpark_net::TcpListener::bind_with_backlog("127.0.0.1:0", 4096).await?;
+    /// let listener = spinpark::net::TcpListener::bind_with_backlog("127.0.0.1:0", 4096).await?;
     /// # drop(listener); Ok(()) }
     /// ```
     ///
     /// # Errors
     /// As [`TcpListener::bind`].
     pub async fn bind_with_backlog(
-        addr: impl ToSocketAddrs,
+        addr: impl crate::ToSocketAddrs,
         backlog: u32,
     ) -> io::Result<TcpListener> {
         let mut last = None;
-        for a in addr.to_socket_addrs()? {
+        for a in crate::addr::resolve(addr).await? {
             match listen_on(a, backlog) {
                 Ok(l) => return Self::from_std(l),
                 Err(e) => last = Some(e),
@@ -97,6 +108,14 @@ impl TcpListener {
     }
 
     /// Wraps a listener from the standard library (it is made non-blocking).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let std = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// let listener = spinpark::net::TcpListener::from_std(std).unwrap();
+    /// # drop(listener);
+    /// # });
+    /// ```
     pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
         listener.set_nonblocking(true)?;
         Ok(TcpListener {
@@ -106,21 +125,58 @@ impl TcpListener {
     }
 
     /// Unwraps the standard library's listener (still in non-blocking mode).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let listener = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// let std = listener.into_std().unwrap();
+    /// # drop(std);
+    /// # });
+    /// ```
     pub fn into_std(self) -> io::Result<std::net::TcpListener> {
         Ok(self.io.into_inner())
     }
 
     /// The address this listener is bound to (with the actual port when bound to port 0).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let listener = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// assert!(listener.local_addr().unwrap().ip().is_loopback());
+    /// # });
+    /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.get().local_addr()
     }
 
-    /// Accepts a connection; its stream is registered with the same runtime.
-    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        poll_fn(|cx| self.poll_accept(cx)).await
+    /// Accepts a connection; its stream is registered with the same runtime. The future is
+    /// a `FusedFuture`, so `futures::select!` takes it as it is.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let listener = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// let addr = listener.local_addr().unwrap();
+    /// let client = spinpark::spawn(spinpark::net::TcpStream::connect(addr));
+    /// let (stream, peer) = listener.accept().await.unwrap();
+    /// assert_eq!(stream.peer_addr().unwrap(), peer);
+    /// client.await.unwrap().unwrap();
+    /// # });
+    /// ```
+    pub fn accept(&self) -> super::Accept<'_> {
+        super::Accept::new(self)
     }
 
     /// Polls for a connection; see [`TcpListener::accept`].
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let listener = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// let addr = listener.local_addr().unwrap();
+    /// let client = spinpark::spawn(spinpark::net::TcpStream::connect(addr));
+    /// let (_stream, _peer) = std::future::poll_fn(|cx| listener.poll_accept(cx)).await.unwrap();
+    /// client.await.unwrap().unwrap();
+    /// # });
+    /// ```
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
         loop {
             {
@@ -150,6 +206,19 @@ impl TcpListener {
     }
 
     /// The accepted connections as a `Stream` (it never ends).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use futures_util::StreamExt;
+    /// let listener = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// let addr = listener.local_addr().unwrap();
+    /// let client = spinpark::spawn(spinpark::net::TcpStream::connect(addr));
+    /// let mut incoming = listener.incoming();
+    /// let stream = incoming.next().await.unwrap().unwrap();
+    /// # drop(stream);
+    /// client.await.unwrap().unwrap();
+    /// # });
+    /// ```
     pub fn incoming(&self) -> Incoming<'_> {
         Incoming { listener: self }
     }
@@ -222,6 +291,18 @@ fn is_resource_exhaustion(e: &io::Error) -> bool {
 }
 
 /// The `Stream` of [`TcpListener::incoming`].
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// use futures_util::StreamExt;
+/// let listener = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// let mut incoming: spinpark::net::Incoming<'_> = listener.incoming();
+/// let addr = listener.local_addr().unwrap();
+/// let client = spinpark::spawn(spinpark::net::TcpStream::connect(addr));
+/// assert!(incoming.next().await.unwrap().is_ok());
+/// client.await.unwrap().unwrap();
+/// # });
+/// ```
 #[derive(Debug)]
 pub struct Incoming<'a> {
     listener: &'a TcpListener,

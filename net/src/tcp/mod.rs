@@ -51,12 +51,16 @@ macro_rules! impl_async_write {
     };
 }
 
+mod accept;
 mod listener;
+mod socket;
 mod split;
 mod stream;
 #[cfg(feature = "tokio-io")]
 mod tokio_io;
 
+pub use accept::Accept;
 pub use listener::{Incoming, TcpListener, ACCEPT_BACKOFF, DEFAULT_BACKLOG};
+pub use socket::TcpSocket;
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 pub use stream::TcpStream;

@@ -11,10 +11,32 @@ use std::sync::Arc;
 use super::TcpStream;
 
 /// The read half of [`TcpStream::split`].
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+/// use futures_util::{AsyncReadExt, AsyncWriteExt};
+/// let mut stream = stream;
+/// let (mut read, mut write) = spinpark::net::TcpStream::split(&mut stream);
+/// let _ = (&mut read, &mut write); // both usable in one task, e.g. in select!
+/// # });
+/// ```
 #[derive(Debug)]
 pub struct ReadHalf<'a>(pub(super) &'a TcpStream);
 
 /// The write half of [`TcpStream::split`].
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+/// use futures_util::AsyncWriteExt;
+/// let mut stream = stream;
+/// let (_read, mut write) = spinpark::net::TcpStream::split(&mut stream);
+/// write.write_all(b"hi").await.unwrap();
+/// # });
+/// ```
 #[derive(Debug)]
 pub struct WriteHalf<'a>(pub(super) &'a TcpStream);
 
@@ -23,11 +45,33 @@ pub(crate) fn split(stream: &mut TcpStream) -> (ReadHalf<'_>, WriteHalf<'_>) {
 }
 
 /// The read half of [`TcpStream::into_split`].
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+/// let (read, write) = stream.into_split();
+/// let reader = spinpark::spawn(async move { let _r: spinpark::net::OwnedReadHalf = read; });
+/// reader.await.unwrap();
+/// # drop(write);
+/// # });
+/// ```
 #[derive(Debug)]
 pub struct OwnedReadHalf(pub(super) Arc<TcpStream>);
 
 /// The write half of [`TcpStream::into_split`]. Dropping it (or closing it) shuts down the
 /// write side of the connection, so the peer reads end of stream; the read half keeps working.
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+/// use futures_util::AsyncWriteExt;
+/// let (_read, mut write) = stream.into_split();
+/// write.write_all(b"hi").await.unwrap();
+/// drop(write); // the peer now reads end of stream
+/// # });
+/// ```
 #[derive(Debug)]
 pub struct OwnedWriteHalf {
     pub(super) stream: Arc<TcpStream>,
@@ -46,6 +90,17 @@ pub(crate) fn into_split(stream: TcpStream) -> (OwnedReadHalf, OwnedWriteHalf) {
 }
 
 /// The halves given to [`OwnedReadHalf::reunite`] came from different streams.
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+/// let (a, _) = stream.into_split();
+/// # let other = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+/// let (_, b) = other.into_split();
+/// assert!(a.reunite(b).is_err()); // halves of different streams
+/// # });
+/// ```
 #[derive(Debug)]
 pub struct ReuniteError(pub OwnedReadHalf, pub OwnedWriteHalf);
 
@@ -59,6 +114,16 @@ impl std::error::Error for ReuniteError {}
 
 impl OwnedReadHalf {
     /// Puts the stream back together with its write half.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// let (read, write) = stream.into_split();
+    /// let stream = read.reunite(write).unwrap();
+    /// # drop(stream);
+    /// # });
+    /// ```
     pub fn reunite(self, mut write: OwnedWriteHalf) -> Result<TcpStream, ReuniteError> {
         if !Arc::ptr_eq(&self.0, &write.stream) {
             return Err(ReuniteError(self, write));
@@ -71,11 +136,29 @@ impl OwnedReadHalf {
     }
 
     /// The remote address.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// let (read, _write) = stream.into_split();
+    /// assert!(read.peer_addr().is_ok());
+    /// # });
+    /// ```
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.0.peer_addr()
     }
 
     /// The local address.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// let (read, _write) = stream.into_split();
+    /// assert!(read.local_addr().is_ok());
+    /// # });
+    /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.0.local_addr()
     }
@@ -83,11 +166,29 @@ impl OwnedReadHalf {
 
 impl OwnedWriteHalf {
     /// The remote address.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// let (_read, write) = stream.into_split();
+    /// assert!(write.peer_addr().is_ok());
+    /// # });
+    /// ```
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.stream.peer_addr()
     }
 
     /// The local address.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// let (_read, write) = stream.into_split();
+    /// assert!(write.local_addr().is_ok());
+    /// # });
+    /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.stream.local_addr()
     }

@@ -3,7 +3,7 @@
 use std::future::poll_fn;
 use std::io::{self, IoSlice, Read, Write};
 use std::mem::MaybeUninit;
-use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
+use std::net::{Shutdown, SocketAddr};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::task::{Context, Poll};
 
@@ -40,13 +40,27 @@ impl std::fmt::Debug for TcpStream {
 }
 
 impl TcpStream {
-    /// Connects to `addr`, trying each of its addresses in turn.
+    /// Connects to `addr`, trying each of its addresses in turn. A host name is looked up on
+    /// the blocking pool.
     ///
     /// # Errors
     /// The last address's error (`ConnectionRefused` for a closed port), naming the address.
-    pub async fn connect(addr: impl ToSocketAddrs) -> io::Result<TcpStream> {
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use futures_util::AsyncWriteExt;
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let addr = l.local_addr().unwrap();
+    /// let mut stream = spinpark::net::TcpStream::connect(addr).await.unwrap();
+    /// stream.write_all(b"hello").await.unwrap();
+    /// // Host names work too, looked up on the blocking pool:
+    /// let by_name = spinpark::net::TcpStream::connect(("localhost", addr.port())).await;
+    /// # drop(by_name);
+    /// # });
+    /// ```
+    pub async fn connect(addr: impl crate::ToSocketAddrs) -> io::Result<TcpStream> {
         let mut last = None;
-        for a in addr.to_socket_addrs()? {
+        for a in crate::addr::resolve(addr).await? {
             match Self::connect_addr(a).await {
                 Ok(s) => return Ok(s),
                 Err(e) => last = Some(io::Error::new(e.kind(), format!("connecting to {a}: {e}"))),
@@ -58,8 +72,14 @@ impl TcpStream {
     }
 
     async fn connect_addr(addr: SocketAddr) -> io::Result<TcpStream> {
+        Self::connected(start_connect(addr)?).await
+    }
+
+    /// Finishes a connection started on the non-blocking `std` (its `connect` returned
+    /// `EINPROGRESS` or succeeded).
+    pub(crate) async fn connected(std: std::net::TcpStream) -> io::Result<TcpStream> {
         let stream = TcpStream {
-            io: IoSource::connecting(start_connect(addr)?)?,
+            io: IoSource::connecting(std)?,
         };
         // The connection is established (or failed) when the socket turns writable.
         poll_fn(|cx| stream.io.poll_ready(Direction::Write, cx)).await?;
@@ -72,6 +92,15 @@ impl TcpStream {
     }
 
     /// Wraps a connected stream from the standard library (it is made non-blocking).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// let std = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+    /// let stream = spinpark::net::TcpStream::from_std(std).unwrap();
+    /// # drop(stream);
+    /// # });
+    /// ```
     pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
         stream.set_nonblocking(true)?;
         Ok(TcpStream {
@@ -80,72 +109,196 @@ impl TcpStream {
     }
 
     /// Unwraps the standard library's stream (still in non-blocking mode).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// let std = stream.into_std().unwrap();
+    /// # drop(std);
+    /// # });
+    /// ```
     pub fn into_std(self) -> io::Result<std::net::TcpStream> {
         Ok(self.io.into_inner())
     }
 
     /// The remote address.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// assert!(stream.peer_addr().is_ok());
+    /// # });
+    /// ```
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.io.get().peer_addr()
     }
 
     /// The local address.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// assert!(stream.local_addr().is_ok());
+    /// # });
+    /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.get().local_addr()
     }
 
     /// Sets `TCP_NODELAY` (disables Nagle's algorithm): small writes go out at once.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// stream.set_nodelay(true).unwrap();
+    /// # });
+    /// ```
     pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
         self.io.get().set_nodelay(nodelay)
     }
 
     /// Whether `TCP_NODELAY` is set.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// stream.set_nodelay(true).unwrap();
+    /// assert!(stream.nodelay().unwrap());
+    /// # });
+    /// ```
     pub fn nodelay(&self) -> io::Result<bool> {
         self.io.get().nodelay()
     }
 
     /// Shuts down the read side, the write side, or both.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// stream.shutdown(std::net::Shutdown::Write).unwrap(); // the peer reads end of stream
+    /// # });
+    /// ```
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         self.io.get().shutdown(how)
     }
 
     /// Takes the socket's pending error (`SO_ERROR`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// assert!(stream.take_error().unwrap().is_none());
+    /// # });
+    /// ```
     pub fn take_error(&self) -> io::Result<Option<io::Error>> {
         self.io.get().take_error()
     }
 
     /// Waits until the stream may be readable (a read may still return `WouldBlock`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// stream.writable().await.unwrap();
+    /// let _ = stream.try_read(&mut [0; 16]); // WouldBlock until the peer writes
+    /// # });
+    /// ```
     pub async fn readable(&self) -> io::Result<()> {
         poll_fn(|cx| self.io.poll_ready(Direction::Read, cx)).await
     }
 
     /// Waits until the stream may be writable (a write may still return `WouldBlock`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// stream.writable().await.unwrap();
+    /// assert_eq!(stream.try_write(b"hi").unwrap(), 2);
+    /// # });
+    /// ```
     pub async fn writable(&self) -> io::Result<()> {
         poll_fn(|cx| self.io.poll_ready(Direction::Write, cx)).await
     }
 
     /// Reads what is available now, without waiting: `WouldBlock` if nothing is.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// match stream.try_read(&mut [0; 16]) {
+    ///     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {} // nothing yet
+    ///     r => { r.unwrap(); }
+    /// }
+    /// # });
+    /// ```
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.io.try_io(Direction::Read, |s| (&*s).read(buf))
     }
 
     /// Writes what fits now, without waiting: `WouldBlock` if nothing does.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// assert_eq!(stream.try_write(b"ping").unwrap(), 4);
+    /// # });
+    /// ```
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         self.io.try_io(Direction::Write, |s| (&*s).write(buf))
     }
 
     /// Whether epoll reported that the peer closed its sending side.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// assert!(!stream.is_read_closed());
+    /// # });
+    /// ```
     pub fn is_read_closed(&self) -> bool {
         self.io.read_closed()
     }
 
     /// Splits into a borrowed read half and write half, usable concurrently in one task.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// use futures_util::AsyncWriteExt;
+    /// let mut stream = stream;
+    /// let (_read, mut write) = spinpark::net::TcpStream::split(&mut stream);
+    /// write.write_all(b"hi").await.unwrap();
+    /// # });
+    /// ```
     pub fn split(&mut self) -> (super::ReadHalf<'_>, super::WriteHalf<'_>) {
         super::split::split(self)
     }
 
     /// Splits into owned halves that can move to different tasks; see
     /// [`super::OwnedWriteHalf`] for what dropping the write half does.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// let (read, write) = stream.into_split();
+    /// spinpark::spawn(async move { drop(read) }).await.unwrap();
+    /// # drop(write);
+    /// # });
+    /// ```
     pub fn into_split(self) -> (super::OwnedReadHalf, super::OwnedWriteHalf) {
         super::split::into_split(self)
     }
@@ -247,7 +400,7 @@ fn start_connect(addr: SocketAddr) -> io::Result<std::net::TcpStream> {
 }
 
 /// `addr` as a C socket address.
-pub(super) fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+pub(crate) fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     // SAFETY: sockaddr_storage is plain old data; all-zero is a valid (unspecified) value.
     let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     let len = match addr {

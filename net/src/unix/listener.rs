@@ -1,0 +1,172 @@
+//! [`UnixListener`]: accepting Unix-domain connections.
+
+use std::io;
+use std::os::unix::net::SocketAddr;
+use std::path::Path;
+use std::task::{Context, Poll};
+
+use crate::io_source::IoSource;
+use crate::readiness::Direction;
+
+use super::{Accept, UnixStream};
+
+/// A Unix-domain socket listening for connections.
+///
+/// ```no_run
+/// # async fn f() -> std::io::Result<()> {
+/// let listener = spinpark_net::UnixListener::bind("/tmp/my.sock")?;
+/// loop {
+///     let (stream, _) = listener.accept().await?;
+///     // spawn a task per connection ...
+/// #   drop(stream);
+/// }
+/// # }
+/// ```
+///
+/// Dropping the listener closes it but leaves the socket file in place (remove it yourself,
+/// as with the standard library). `accept` skips errors that concern only the connection
+/// being accepted and reports any other error, naming the call.
+pub struct UnixListener {
+    io: IoSource<std::os::unix::net::UnixListener>,
+}
+
+impl std::fmt::Debug for UnixListener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UnixListener")
+            .field("local_addr", &self.local_addr().ok())
+            .field("fd", &self.io.raw_fd())
+            .finish()
+    }
+}
+
+impl UnixListener {
+    /// Binds to `path` (which must not exist yet) and listens.
+    ///
+    /// # Errors
+    /// The bind error, naming the path (`AddrInUse` if it exists); an error outside a
+    /// spinpark runtime.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let path = std::env::temp_dir().join(format!("spinpark-doc-ul-{}-{}", std::process::id(), line!()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let listener = spinpark::net::UnixListener::bind(&path).unwrap();
+    /// # drop(listener);
+    /// # std::fs::remove_file(&path).unwrap();
+    /// # });
+    /// ```
+    pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixListener> {
+        let path = path.as_ref();
+        let std = std::os::unix::net::UnixListener::bind(path).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("binding a Unix listener to {}: {e}", path.display()),
+            )
+        })?;
+        Self::from_std(std)
+    }
+
+    /// Wraps a listener from the standard library (it is made non-blocking).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let path = std::env::temp_dir().join(format!("spinpark-doc-ul-{}-{}", std::process::id(), line!()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let std = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    /// let listener = spinpark::net::UnixListener::from_std(std).unwrap();
+    /// # drop(listener);
+    /// # std::fs::remove_file(&path).unwrap();
+    /// # });
+    /// ```
+    pub fn from_std(listener: std::os::unix::net::UnixListener) -> io::Result<UnixListener> {
+        listener.set_nonblocking(true)?;
+        Ok(UnixListener {
+            io: IoSource::new(listener)?,
+        })
+    }
+
+    /// Unwraps the standard library's listener (still in non-blocking mode).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let path = std::env::temp_dir().join(format!("spinpark-doc-ul-{}-{}", std::process::id(), line!()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let listener = spinpark::net::UnixListener::bind(&path).unwrap();
+    /// let std = listener.into_std().unwrap();
+    /// # drop(std);
+    /// # std::fs::remove_file(&path).unwrap();
+    /// # });
+    /// ```
+    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixListener> {
+        Ok(self.io.into_inner())
+    }
+
+    /// The address this listener is bound to.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let path = std::env::temp_dir().join(format!("spinpark-doc-ul-{}-{}", std::process::id(), line!()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let listener = spinpark::net::UnixListener::bind(&path).unwrap();
+    /// assert_eq!(listener.local_addr().unwrap().as_pathname(), Some(path.as_path()));
+    /// # std::fs::remove_file(&path).unwrap();
+    /// # });
+    /// ```
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get().local_addr()
+    }
+
+    /// Accepts a connection; its stream is registered with the same runtime.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let path = std::env::temp_dir().join(format!("spinpark-doc-ul-{}-{}", std::process::id(), line!()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let listener = spinpark::net::UnixListener::bind(&path).unwrap();
+    /// let client = spinpark::spawn(spinpark::net::UnixStream::connect(path.clone()));
+    /// let (stream, _addr) = listener.accept().await.unwrap();
+    /// # drop(stream);
+    /// client.await.unwrap().unwrap();
+    /// # std::fs::remove_file(&path).unwrap();
+    /// # });
+    /// ```
+    pub fn accept(&self) -> Accept<'_> {
+        Accept::new(self)
+    }
+
+    /// Polls for a connection; see [`UnixListener::accept`].
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let path = std::env::temp_dir().join(format!("spinpark-doc-ul-{}-{}", std::process::id(), line!()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let listener = spinpark::net::UnixListener::bind(&path).unwrap();
+    /// let client = spinpark::spawn(spinpark::net::UnixStream::connect(path.clone()));
+    /// let (_stream, _addr) = std::future::poll_fn(|cx| listener.poll_accept(cx)).await.unwrap();
+    /// client.await.unwrap().unwrap();
+    /// # std::fs::remove_file(&path).unwrap();
+    /// # });
+    /// ```
+    pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, SocketAddr)>> {
+        loop {
+            match std::task::ready!(self
+                .io
+                .poll_io(Direction::Read, cx, |l| l.accept(), |_| false))
+            {
+                Ok((stream, peer)) => {
+                    return Poll::Ready(UnixStream::from_std(stream).map(|s| (s, peer)))
+                }
+                Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
+                Err(e) => {
+                    return Poll::Ready(Err(io::Error::new(e.kind(), format!("accept: {e}"))))
+                }
+            }
+        }
+    }
+}
+
+impl std::os::fd::AsRawFd for UnixListener {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.io.raw_fd()
+    }
+}

@@ -1,0 +1,31 @@
+//! Unix-domain stream sockets: [`UnixListener`], [`UnixStream`] and its halves, with the same
+//! traits and helpers as their TCP counterparts.
+//!
+//! ```
+//! use futures_util::{AsyncReadExt, AsyncWriteExt};
+//! use spinpark_net::{UnixListener, UnixStream};
+//! # let rt = spinpark_executor::Runtime::new().unwrap();
+//! # rt.block_on(async {
+//! let dir = std::env::temp_dir().join(format!("spinpark-doc-unix-{}", std::process::id()));
+//! let _ = std::fs::remove_file(&dir);
+//! let listener = UnixListener::bind(&dir).unwrap();
+//! let mut client = UnixStream::connect(&dir).await.unwrap();
+//! let (mut server, _) = listener.accept().await.unwrap();
+//! client.write_all(b"hi").await.unwrap();
+//! let mut buf = [0; 2];
+//! server.read_exact(&mut buf).await.unwrap();
+//! assert_eq!(&buf, b"hi");
+//! std::fs::remove_file(&dir).unwrap();
+//! # });
+//! ```
+
+mod accept;
+mod listener;
+mod split;
+mod stream;
+
+pub use accept::Accept;
+pub use listener::UnixListener;
+pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
+pub use std::os::unix::net::SocketAddr;
+pub use stream::UnixStream;

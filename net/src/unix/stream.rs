@@ -1,0 +1,389 @@
+//! [`UnixStream`]: a connected Unix-domain socket with `futures-io`'s `AsyncRead` and
+//! `AsyncWrite`.
+
+use std::future::poll_fn;
+use std::io::{self, IoSlice, Read, Write};
+use std::net::Shutdown;
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::net::SocketAddr;
+use std::path::Path;
+use std::task::{Context, Poll};
+
+use crate::io_source::IoSource;
+use crate::readiness::Direction;
+
+/// A Unix-domain stream connection: the same API as [`crate::TcpStream`] (reads and writes
+/// through `futures-io`'s traits, `split`, `into_split`, `readable`, `try_read`, ...).
+///
+/// ```
+/// use futures_util::{AsyncReadExt, AsyncWriteExt};
+/// # let rt = spinpark_executor::Runtime::new().unwrap();
+/// # rt.block_on(async {
+/// let (mut a, mut b) = spinpark_net::UnixStream::pair().unwrap();
+/// a.write_all(b"ping").await.unwrap();
+/// let mut buf = [0; 4];
+/// b.read_exact(&mut buf).await.unwrap();
+/// assert_eq!(&buf, b"ping");
+/// # });
+/// ```
+pub struct UnixStream {
+    io: IoSource<std::os::unix::net::UnixStream>,
+}
+
+impl std::fmt::Debug for UnixStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UnixStream")
+            .field("local_addr", &self.local_addr().ok())
+            .field("peer_addr", &self.peer_addr().ok())
+            .field("fd", &self.io.raw_fd())
+            .finish()
+    }
+}
+
+impl UnixStream {
+    /// Connects to the socket at `path`.
+    ///
+    /// # Errors
+    /// The connect error, naming the path: `NotFound` when nothing is there,
+    /// `ConnectionRefused` when nobody listens, `WouldBlock` when the listener's backlog is
+    /// full; `InvalidInput` for a path too long for a socket address (107 bytes) or with a NUL.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let path = std::env::temp_dir().join(format!("spinpark-doc-connect-{}", std::process::id()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let _listener = spinpark::net::UnixListener::bind(&path).unwrap();
+    /// let stream = spinpark::net::UnixStream::connect(&path).await.unwrap();
+    /// # drop(stream);
+    /// std::fs::remove_file(&path).unwrap();
+    /// # });
+    /// ```
+    pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
+        let path = path.as_ref();
+        let context = |e: io::Error| {
+            io::Error::new(e.kind(), format!("connecting to {}: {e}", path.display()))
+        };
+        let (std, in_progress) = start_connect(path).map_err(context)?;
+        let stream = UnixStream {
+            io: if in_progress {
+                IoSource::connecting(std)?
+            } else {
+                IoSource::new(std)?
+            },
+        };
+        if in_progress {
+            poll_fn(|cx| stream.io.poll_ready(Direction::Write, cx)).await?;
+            if let Some(e) = stream.io.get().take_error()? {
+                return Err(context(e));
+            }
+        }
+        Ok(stream)
+    }
+
+    /// A connected pair of streams (`socketpair(2)`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let (a, b) = spinpark::net::UnixStream::pair().unwrap();
+    /// # drop((a, b));
+    /// # });
+    /// ```
+    pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
+        let (a, b) = std::os::unix::net::UnixStream::pair()?;
+        Ok((Self::from_std(a)?, Self::from_std(b)?))
+    }
+
+    /// Wraps a connected stream from the standard library (it is made non-blocking).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// let stream = spinpark::net::UnixStream::from_std(a).unwrap();
+    /// # drop(stream);
+    /// # });
+    /// ```
+    pub fn from_std(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
+        stream.set_nonblocking(true)?;
+        Ok(UnixStream {
+            io: IoSource::new(stream)?,
+        })
+    }
+
+    /// Unwraps the standard library's stream (still in non-blocking mode).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// let std = stream.into_std().unwrap();
+    /// # drop(std);
+    /// # });
+    /// ```
+    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixStream> {
+        Ok(self.io.into_inner())
+    }
+
+    /// The remote address.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// assert!(stream.peer_addr().is_ok());
+    /// # });
+    /// ```
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get().peer_addr()
+    }
+
+    /// The local address.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// assert!(stream.local_addr().is_ok());
+    /// # });
+    /// ```
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get().local_addr()
+    }
+
+    /// Shuts down the read side, the write side, or both.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// stream.shutdown(std::net::Shutdown::Write).unwrap(); // the peer reads end of stream
+    /// # });
+    /// ```
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.io.get().shutdown(how)
+    }
+
+    /// Takes the socket's pending error (`SO_ERROR`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// assert!(stream.take_error().unwrap().is_none());
+    /// # });
+    /// ```
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.get().take_error()
+    }
+
+    /// Waits until the stream may be readable (a read may still return `WouldBlock`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// stream.writable().await.unwrap();
+    /// let _ = stream.try_read(&mut [0; 16]); // WouldBlock until the peer writes
+    /// # });
+    /// ```
+    pub async fn readable(&self) -> io::Result<()> {
+        poll_fn(|cx| self.io.poll_ready(Direction::Read, cx)).await
+    }
+
+    /// Waits until the stream may be writable (a write may still return `WouldBlock`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// stream.writable().await.unwrap();
+    /// assert_eq!(stream.try_write(b"hi").unwrap(), 2);
+    /// # });
+    /// ```
+    pub async fn writable(&self) -> io::Result<()> {
+        poll_fn(|cx| self.io.poll_ready(Direction::Write, cx)).await
+    }
+
+    /// Reads what is available now, without waiting: `WouldBlock` if nothing is.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// match stream.try_read(&mut [0; 16]) {
+    ///     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {} // nothing yet
+    ///     r => { r.unwrap(); }
+    /// }
+    /// # });
+    /// ```
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.io.try_io(Direction::Read, |s| (&*s).read(buf))
+    }
+
+    /// Writes what fits now, without waiting: `WouldBlock` if nothing does.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// assert_eq!(stream.try_write(b"ping").unwrap(), 4);
+    /// # });
+    /// ```
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.io.try_io(Direction::Write, |s| (&*s).write(buf))
+    }
+
+    /// Splits into a borrowed read half and write half, usable concurrently in one task.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// use futures_util::AsyncWriteExt;
+    /// let mut stream = stream;
+    /// let (_read, mut write) = spinpark::net::UnixStream::split(&mut stream);
+    /// write.write_all(b"hi").await.unwrap();
+    /// # });
+    /// ```
+    pub fn split(&mut self) -> (super::ReadHalf<'_>, super::WriteHalf<'_>) {
+        super::split::split(self)
+    }
+
+    /// Splits into owned halves that can move to different tasks; dropping the write half
+    /// shuts down the write side.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// let (read, write) = stream.into_split();
+    /// spinpark::spawn(async move { drop(read) }).await.unwrap();
+    /// # drop(write);
+    /// # });
+    /// ```
+    pub fn into_split(self) -> (super::OwnedReadHalf, super::OwnedWriteHalf) {
+        super::split::into_split(self)
+    }
+
+    pub(crate) fn poll_read_priv(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let len = buf.len();
+        self.io
+            .poll_transfer(Direction::Read, cx, len, |s| (&*s).read(buf))
+    }
+
+    pub(crate) fn poll_write_priv(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.io.poll_transfer(Direction::Write, cx, buf.len(), |s| {
+            send(s.as_raw_fd(), buf)
+        })
+    }
+
+    pub(crate) fn poll_write_vectored_priv(
+        &self,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let len = bufs.iter().map(|b| b.len()).sum();
+        self.io.poll_transfer(Direction::Write, cx, len, |s| {
+            send_vectored(s.as_raw_fd(), bufs)
+        })
+    }
+}
+
+/// `send` with `MSG_NOSIGNAL`: a closed peer is an `EPIPE` error, never a SIGPIPE.
+fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is valid for `buf.len()` bytes for the duration of the call.
+    let n = unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), libc::MSG_NOSIGNAL) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// `sendmsg` with `MSG_NOSIGNAL`: a vectored write that reports a closed peer as `EPIPE`.
+fn send_vectored(fd: RawFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+    // SAFETY: msghdr is plain old data; zero is valid for every field we leave unset.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    // IoSlice is ABI-compatible with iovec on Unix; sendmsg only reads it. At most
+    // UIO_MAXIOV buffers go in one call (more would be EINVAL); the caller sees a short write.
+    msg.msg_iov = bufs.as_ptr() as *mut libc::iovec;
+    msg.msg_iovlen = bufs.len().min(libc::UIO_MAXIOV as usize) as _;
+    // SAFETY: `msg` points at `bufs`, which outlive the call; the kernel only reads them.
+    let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// Creates a non-blocking Unix socket and starts connecting it to `path`; the flag says
+/// whether the connection is still in progress.
+fn start_connect(path: &Path) -> io::Result<(std::os::unix::net::UnixStream, bool)> {
+    // SAFETY: sockaddr_un is plain old data; all-zero is a valid (empty) value.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    let bytes = path.as_os_str().as_bytes();
+    if bytes.contains(&0) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the path contains a NUL byte",
+        ));
+    }
+    if bytes.len() >= addr.sun_path.len() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "the path is {} bytes long; a Unix socket path must be under {}",
+                bytes.len(),
+                addr.sun_path.len()
+            ),
+        ));
+    }
+    for (dst, &src) in addr.sun_path.iter_mut().zip(bytes) {
+        *dst = src as libc::c_char;
+    }
+    // SAFETY: socket(2) takes no pointers; a non-negative result is a new fd we own.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a fresh socket owned by nobody else; the std stream now owns (and will
+    // close) it, also on the error paths below.
+    let stream = unsafe { std::os::unix::net::UnixStream::from_raw_fd(fd) };
+    let len = std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1;
+    // SAFETY: `addr` is a valid sockaddr_un and `len` does not exceed its size.
+    let r = unsafe {
+        libc::connect(
+            fd,
+            (&addr as *const libc::sockaddr_un).cast(),
+            len as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::EINPROGRESS) => Ok((stream, true)),
+            Some(libc::EAGAIN) => Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "the listener's backlog is full",
+            )),
+            _ => Err(e),
+        };
+    }
+    Ok((stream, false))
+}
+
+impl_async_read!(UnixStream, s => s);
+impl_async_write!(UnixStream, s => s);
+impl_async_read!(&UnixStream, s => s);
+impl_async_write!(&UnixStream, s => s);
+
+impl AsRawFd for UnixStream {
+    fn as_raw_fd(&self) -> RawFd {
+        self.io.raw_fd()
+    }
+}
