@@ -85,7 +85,9 @@ impl Handle {
 
     /// A snapshot of this runtime's counters.
     pub fn metrics(&self) -> RuntimeMetrics {
-        self.shared.global.snapshot(&self.shared.counters, &self.shared.policy)
+        self.shared
+            .global
+            .snapshot(&self.shared.counters, &self.shared.policy)
     }
 
     /// The number of worker threads.

@@ -102,7 +102,11 @@ pub(crate) struct GlobalCounters {
 
 impl GlobalCounters {
     /// A snapshot of these counters, of the workers' `workers`, and of the spin `policy`.
-    pub(crate) fn snapshot(&self, workers: &[WorkerCounters], policy: &SpinPolicy) -> RuntimeMetrics {
+    pub(crate) fn snapshot(
+        &self,
+        workers: &[WorkerCounters],
+        policy: &SpinPolicy,
+    ) -> RuntimeMetrics {
         let now = policy.now();
         RuntimeMetrics {
             tasks_spawned: self.spawned.load(Relaxed),
