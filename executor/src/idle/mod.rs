@@ -145,6 +145,7 @@
 //! transitions are checked over every reachable word in `word.rs`'s tests, and it is
 //! stress-tested with real threads (`tests/stress.rs`).
 
+#[cfg_attr(loom, allow(dead_code))]
 mod spin;
 mod word;
 
@@ -192,10 +193,12 @@ impl<F: Futex> Idle<F> {
     /// install `new` and return `r`, or to `Err(r)` to return `r` leaving the word alone.
     /// `step` is pure (see `word.rs`) and may run several times.
     fn update<R>(&self, mut step: impl FnMut(Word) -> Result<(Word, R), R>) -> R {
-        // Acquire: a caller that returns without writing (`Err`) may act on what it read
-        // (shutdown, "not picked"), so it sees what was published before that value. A stale
-        // value only makes the CAS below fail and retry.
-        let mut cur = self.word.load(Acquire);
+        // SeqCst (on x86 and ARM the same instruction as Acquire): a caller that returns
+        // without writing (`Err`) acts on what it read (shutdown, "not picked", "somebody is
+        // looking"), so it must see what was published before that value; and reading the
+        // latest value in the total order saves the model checker from exploring stale reads
+        // that only make the CAS below fail and retry.
+        let mut cur = self.word.load(SeqCst);
         loop {
             match step(Word(cur)) {
                 Err(r) => return r,
@@ -203,7 +206,7 @@ impl<F: Futex> Idle<F> {
                     // SeqCst: every change of the word (announcements, removals of spinners,
                     // wake decisions) is part of the single total order with the producers'
                     // and parkers' fences that "Why no wake-up is lost" relies on.
-                    match self.word.compare_exchange_weak(cur, new.0, SeqCst, Acquire) {
+                    match self.word.compare_exchange_weak(cur, new.0, SeqCst, SeqCst) {
                         Ok(_) => return r,
                         Err(actual) => cur = actual,
                     }
