@@ -1,10 +1,10 @@
 //! The spin policy: whether, and for how long, an idle worker spins before it parks.
 //!
 //! ```text
-//! let d = policy.begin(now);                   // an idle period starts
-//! if d.spins() { spin for d.window(), charging policy.spun(now, t) }
+//! let decision = policy.begin(now);            // an idle period starts
+//! if decision.spins() { spin for decision.window(), then policy.spun(now, spun_ns) }
 //! ... park if nothing turned up ...
-//! policy.end(d, spun, found_while_spinning, idle_to_work);   // work found after d
+//! policy.end(decision, spun, d);               // work found d ns after the period began
 //! ```
 //!
 //! [`SpinPolicy`] is the only place in `idle` that decides spinning. It has two forms:
@@ -12,7 +12,7 @@
 //! `Builder::spin_adaptive(min, max)`), which learns from every idle period of every worker of
 //! its runtime. Both obey a CPU budget. The policy takes time as an input (nanoseconds since
 //! the runtime started, [`Nanos`]), so its decisions can be tested by feeding it synthetic
-//! gaps; only [`SpinWindow`] reads the clock.
+//! gaps; only `SpinPolicy::now` and [`SpinWindow`] read the clock.
 //!
 //! # What it learns from
 //!
@@ -31,9 +31,8 @@
 //!   have caught it): by an eighth for each of the first four such periods in a row, by half
 //!   for each one after that (spins that *keep* expiring), to `min` once below 4 µs. Steady
 //!   multi-millisecond gaps take the window from 250 µs to nothing in 14 periods (about 1 ms
-//!   of spinning in all); with a
-//!   bimodal mix (50 µs and 5 ms) it shrinks on the long gaps until a short one misses,
-//!   grows back just past it, and so hovers around the short mode.
+//!   of spinning in all); with a bimodal mix (50 µs and 5 ms) it shrinks on the long gaps
+//!   until a short one misses, grows back just past it, and so hovers around the short mode.
 //! * A gap covered by the window changes nothing: spinning stopped when the work came.
 //!
 //! # Does spinning pay?
@@ -71,13 +70,14 @@
 //!   (an effect worth acting on, not a statistically real but tiny one);
 //! * parking → spinning: at least 20 of the last 32 spin probes came in below the park
 //!   median, and the spin median is below the park median by more than an eighth. The bar is
-//!   lower because parking wrongly costs every request a wake-up, while spinning wrongly with
-//!   a local client is what the stricter test is there to catch.
+//!   lower on the way back: parking wrongly, with a remote client, costs every request a
+//!   wake-up, so once spinning is clearly faster again it should return soon; the way into
+//!   parking is the one a noisy workload must not take by accident.
 //!
 //! One noisy sample is one bit of 32 and moves a median by 3 %: it cannot flip the mode. With
 //! a client on the same machine (parking's `d` several times shorter), nearly every park
 //! probe comes in below, and the flip happens after 32 probes, about 500 idle periods.
-
+//!
 //! # The CPU budget
 //!
 //! Every spin window is charged, by its wall time, to a sliding window of about a second
@@ -174,7 +174,8 @@ impl Decision {
     }
 }
 
-/// The spin decision, in one place; see the module documentation.
+/// The spin decision, in one place; see the module documentation. Every atomic here is a
+/// statistic or a hint and is accessed `Relaxed` (see "Cost"): nothing else is ordered by it.
 #[derive(Debug)]
 pub(crate) struct SpinPolicy {
     adaptive: bool,
