@@ -16,9 +16,10 @@
 //!
 //! Every server is restarted before every mode, so the adaptive policy starts each regime
 //! from its defaults (as a fresh server would) and is judged on what it learns within the
-//! mode; it prints what it learned on stderr as it stops. Run time: about
-//! `(servers x (9 modes x ~0.7 s + 0.3 s of restarts)) x rounds`, 7 servers (5 windows,
-//! adaptive, tokio) by default: ~2.3 min per round, ~7 min for 3 rounds (`--quick`: ~3 min).
+//! mode; it prints what it learned on stderr as it stops. Run time (printed at the start):
+//! per server and round, 6 gap modes of ~0.6 s and 3 poisson modes of 2 s, plus a restart per
+//! mode; with the 7 default servers (5 windows, adaptive, tokio) about 70 s per round, 3.5 min
+//! for 3 rounds (`--quick`: about 1 min).
 
 use std::fmt::Write as _;
 
