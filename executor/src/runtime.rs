@@ -137,7 +137,7 @@ impl Builder {
     /// The adaptive spin policy (the default, with `0..=1 ms`), with its window kept within
     /// `min..=max`. It learns the idle gaps its workers see: it grows the window towards gaps
     /// that keep landing just past it, shrinks it when spins keep expiring, and, by parking
-    /// at once in one idle period of 16 now and then, checks that spinning makes work start
+    /// at once in one idle period of 16 (in runs of 8), checks that spinning makes work start
     /// sooner at all, parking at once while it does not (as with a client on the same
     /// machine). See [`RuntimeMetrics::spin_window`] for what it learned.
     ///
