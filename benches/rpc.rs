@@ -6,8 +6,9 @@
 //! cargo bench --bench rpc -- --quick           # remote layout only, short runs (about 30 s)
 //! cargo bench --bench rpc -- --docs            # also refresh docs/bench.md, docs/bench.svg, README
 //! cargo bench --bench rpc -- --layout remote --only "sync T=1,gap 50us" --rounds 5 --spin 100us
+//! cargo bench --bench rpc -- --only "gap 300us" --spin adaptive   # the default policy, named
 //! cargo bench --bench rpc -- --only poisson    # open-loop arrivals
-//! cargo bench --bench rpc -- --only sweep --windows 0,25us,100us,250us,1ms [--docs]
+//! cargo bench --bench rpc -- --only sweep --windows 0,25us,100us,250us,1ms,adaptive [--docs]
 //! cargo bench --bench rpc -- --only deadline   # per-request timeouts, sync T=4 and async
 //! cargo bench --bench rpc -- --only kv         # kv_server vs redis-server under redis-benchmark
 //! cargo bench --bench rpc -- --only http       # examples/http_server vs hyper+tokio, with wrk
@@ -69,7 +70,7 @@ use std::time::Duration;
 use mode::Mode;
 use pin::Layout;
 use runner::{Plan, Progress};
-use server::Spec;
+use server::{Spec, Spin};
 
 /// Which layouts to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,20 +89,21 @@ struct Options {
     workers: usize,
     /// Whether `--workers` was given (the sweep otherwise runs one worker per server CPU).
     workers_given: bool,
-    spin: Option<Duration>,
+    spin: Option<Spin>,
     layouts: Option<Layouts>,
     /// Run only the modes whose name contains one of these (comma-separated `--only`); also
     /// `poisson`, `sweep`, `deadline` and `kv`, which only run when named.
     only: Vec<String>,
-    windows: Option<Vec<Duration>>,
+    windows: Option<Vec<Spin>>,
     deadline: bool,
 }
 
 /// The colocated layout's placement is a fresh draw every round: take enough of them.
 const COLOCATED_ROUNDS: usize = 7;
 
-/// The spin windows the sweep tries unless `--windows` says otherwise.
-const DEFAULT_WINDOWS: &str = "0,25us,100us,250us,1ms";
+/// The spin windows the sweep tries unless `--windows` says otherwise (`adaptive`: the
+/// adaptive policy, spinpark's default).
+const DEFAULT_WINDOWS: &str = "0,25us,100us,250us,1ms,adaptive";
 
 fn usage_error(msg: String) -> ! {
     eprintln!("rpc bench: {msg}");
@@ -138,8 +140,8 @@ fn main() {
             _ => usage_error(format!("{name}: expected a positive number, got {v:?}")),
         }
     };
-    let duration = |v: &str, name: &str| {
-        examples_common::duration::parse(v).unwrap_or_else(|e| usage_error(format!("{name}: {e}")))
+    let spin = |v: &str, name: &str| {
+        Spin::parse(v).unwrap_or_else(|e| usage_error(format!("{name}: {e}")))
     };
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -151,7 +153,7 @@ fn main() {
                 opts.workers = number(value(&mut it, a), a);
                 opts.workers_given = true;
             }
-            "--spin" => opts.spin = Some(duration(&value(&mut it, a), a)),
+            "--spin" => opts.spin = Some(spin(&value(&mut it, a), a)),
             "--serve" => serve = Some(value(&mut it, a)),
             "--only" => {
                 opts.only = value(&mut it, a)
@@ -172,7 +174,7 @@ fn main() {
                 opts.windows = Some(
                     value(&mut it, a)
                         .split(',')
-                        .map(|w| duration(w.trim(), a))
+                        .map(|w| spin(w.trim(), a))
                         .collect(),
                 )
             }
@@ -257,6 +259,7 @@ fn plan(opts: &Options, layout: &Layout, workers: usize, modes: Vec<Mode>, note:
             opts.rounds
         },
         restart: colocated,
+        fresh_per_mode: false,
     }
 }
 
@@ -316,7 +319,7 @@ fn run(opts: &Options) {
     let windows = opts.windows.clone().unwrap_or_else(|| {
         DEFAULT_WINDOWS
             .split(',')
-            .map(|w| examples_common::duration::parse(w).unwrap())
+            .map(|w| Spin::parse(w).unwrap())
             .collect()
     });
     let sweep_plan = sweep.then(|| {
@@ -352,10 +355,10 @@ fn run(opts: &Options) {
     estimate += external.iter().map(|e| e.estimate()).sum::<Duration>();
     let mut progress = Progress::new(estimate);
 
-    let spin = opts.spin.unwrap_or(spinpark::DEFAULT_SPIN);
+    let spin = opts.spin.unwrap_or(Spin::Adaptive);
     let mut report = report::Report::new(format!(
-        "100-byte echo; spinpark spin window {}; sync/async runs of {}",
-        mode::fmt_dur(spin),
+        "100-byte echo; spinpark spin {}; sync/async runs of {}",
+        spin.label(),
         mode::fmt_dur(mode::throughput(opts.quick)[0].estimate())
     ));
     for p in &plans {

@@ -10,7 +10,7 @@
 //! and closes that connection only. Such lines are limited to 10 a second (then a count).
 
 use examples_common::log_limit::LogLimit;
-use examples_common::{args, duration, echo_proto};
+use examples_common::{args, echo_proto};
 
 use std::net::SocketAddr;
 
@@ -24,8 +24,7 @@ fn main() -> std::io::Result<()> {
             std::process::exit(2)
         }));
     }
-    let spin = args::get("--spin", spinpark::DEFAULT_SPIN, duration::parse);
-    let rt = builder.spin(spin).build()?;
+    let rt = args::spin(builder).build()?;
     rt.block_on(serve(addr, max_frame))
 }
 

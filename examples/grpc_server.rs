@@ -25,12 +25,7 @@ fn main() -> std::io::Result<()> {
             std::process::exit(2)
         }));
     }
-    let spin = args::get(
-        "--spin",
-        spinpark::DEFAULT_SPIN,
-        examples_common::duration::parse,
-    );
-    builder.spin(spin).build()?.block_on(async move {
+    args::spin(builder).build()?.block_on(async move {
         let listener = spinpark::net::TcpListener::bind(addr).await?;
         println!("gRPC server listening on {}", listener.local_addr()?);
         grpc::serve(listener).await

@@ -53,12 +53,7 @@ fn main() -> Result<(), http::BoxError> {
             if let Some(n) = workers {
                 builder = builder.worker_threads(n);
             }
-            let spin = args::get(
-                "--spin",
-                spinpark::DEFAULT_SPIN,
-                examples_common::duration::parse,
-            );
-            builder.spin(spin).build()?.block_on(serve_spinpark(opts))
+            args::spin(builder).build()?.block_on(serve_spinpark(opts))
         }
         Some("tokio") => {
             if opts.tls.is_some() {

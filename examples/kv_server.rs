@@ -43,11 +43,14 @@ fn main() -> io::Result<()> {
     }
     let rt = builder.build()?;
     let workers = rt.handle().worker_threads();
-    let spin = opts.spin.unwrap_or(spinpark::DEFAULT_SPIN);
+    let spin = match opts.spin {
+        Some(d) => format!("{d:?}"),
+        None => "adaptive".to_string(),
+    };
     rt.block_on(async move {
         let listener = spinpark::net::TcpListener::bind(opts.addr.as_str()).await?;
         println!(
-            "kv_server listening on {} ({workers} workers, spin {spin:?})",
+            "kv_server listening on {} ({workers} workers, spin {spin})",
             listener.local_addr()?
         );
         kv::serve(listener, kv::Store::new()).await

@@ -26,9 +26,11 @@
 //!
 //! # What is different from tokio
 //!
-//! * An idle worker spins for [`Builder::spin`] (default [`DEFAULT_SPIN`]) before it sleeps,
-//!   polling the run queues and the reactor. A request that arrives meanwhile is handled by that
-//!   worker with no thread woken and no context switch.
+//! * An idle worker spins for a while before it sleeps, polling the run queues and the
+//!   reactor. A request that arrives meanwhile is handled by that worker with no thread woken
+//!   and no context switch. How long is learned from the gaps between requests, within a CPU
+//!   budget, and spinning stops when it does not make work start sooner
+//!   ([`Builder::spin_adaptive`], the default; [`Builder::spin`] sets a fixed window).
 //! * Sleeping workers park on one shared futex word; a wake-up is issued only when nobody spins,
 //!   and to one worker. [`Runtime::metrics`] shows the spins, parks and wake syscalls.
 //! * Sockets implement `futures-io`'s `AsyncRead`/`AsyncWrite`, so the `futures` crate's

@@ -67,6 +67,16 @@ async fn with_arguments() {
 #[spinpark::test(max_spinners = 1, spin = "1.5ms")]
 async fn with_a_decimal_spin() {
     assert_eq!(double(5).await, 10);
+    let window = spinpark::Handle::current().metrics().spin_window();
+    assert_eq!(window, std::time::Duration::from_micros(1500));
+}
+
+#[spinpark::test(spin = "adaptive")]
+async fn with_the_adaptive_policy() {
+    assert_eq!(double(6).await, 12);
+    // The adaptive policy's window stays within its default bounds (0..=1 ms).
+    let window = spinpark::Handle::current().metrics().spin_window();
+    assert!(window <= std::time::Duration::from_millis(1), "{window:?}");
 }
 
 #[spinpark::test]

@@ -148,7 +148,7 @@ fn median(runs: &[Sample], f: fn(&Sample) -> f64) -> f64 {
 }
 
 /// The server side, `--serve spinpark-compat:EXTRA` or `--serve tokio-compat:EXTRA`.
-pub fn serve(runtime: &str, spin: Option<Duration>) {
+pub fn serve(runtime: &str, spin: Option<crate::server::Spin>) {
     let (rt, extra) = runtime.split_once(':').unwrap_or((runtime, ""));
     let extra = match extra {
         "sleep0" => Extra::Sleep0,
@@ -209,9 +209,10 @@ async fn backend_conn(extra: Extra, addr: SocketAddr) -> io::Result<Option<tokio
     Ok(Some(s))
 }
 
-fn serve_spinpark(extra: Extra, backend: SocketAddr, spin: Option<Duration>) {
+fn serve_spinpark(extra: Extra, backend: SocketAddr, spin: Option<crate::server::Spin>) {
     let mut b = spinpark::Builder::new().worker_threads(1).tokio_compat();
-    if let Some(s) = spin {
+    // `Spin::Adaptive` is the runtime's default policy.
+    if let Some(crate::server::Spin::Fixed(s)) = spin {
         b = b.spin(s);
     }
     let rt = b.build().expect("spinpark runtime with tokio-compat");

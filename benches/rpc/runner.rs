@@ -11,7 +11,9 @@
 //! the layout's client CPUs, each server process to its server CPUs. Within a round, the
 //! servers take turns on each mode, in an order that rotates from mode to mode and round to
 //! round, so that drift on the machine hits them alike. With `restart`, every server is
-//! restarted before each round (the colocated layout, whose placement is a fresh draw).
+//! restarted before each round (the colocated layout, whose placement is a fresh draw); with
+//! `fresh_per_mode`, before each mode (the sweep: an adaptive spin policy starts every mode
+//! from its defaults instead of from what the previous mode taught it).
 
 use std::time::{Duration, Instant};
 
@@ -37,12 +39,20 @@ pub struct Plan {
     pub modes: Vec<Mode>,
     pub rounds: usize,
     pub restart: bool,
+    /// Restart every server before each mode, too.
+    pub fresh_per_mode: bool,
 }
 
 impl Plan {
     pub fn estimate(&self) -> Duration {
         let per_round: Duration = self.modes.iter().map(|m| m.estimate() + SETTLE).sum();
-        let starts = if self.restart { self.rounds } else { 1 };
+        let starts = if self.fresh_per_mode {
+            self.rounds * self.modes.len()
+        } else if self.restart {
+            self.rounds
+        } else {
+            1
+        };
         (per_round * self.rounds as u32 + START * starts as u32) * self.specs.len() as u32
     }
 }
@@ -109,6 +119,10 @@ pub fn run(plan: &Plan, progress: &mut Progress) -> Vec<Vec<Vec<Sample>>> {
             servers = start_all();
         }
         for (mi, mode) in plan.modes.iter().enumerate() {
+            if plan.fresh_per_mode && (round, mi) != (0, 0) {
+                servers.into_iter().for_each(Server::stop);
+                servers = start_all();
+            }
             let mut summary = Vec::new();
             for k in 0..n {
                 let si = (k + round + mi) % n;

@@ -3,7 +3,7 @@
 //! `--serve RUNTIME --workers N [--spin D] [--deadline]`).
 //!
 //! ```text
-//! let spec = Spec::new("spinpark", 2).spin(Some(Duration::from_micros(25)));
+//! let spec = Spec::new("spinpark", 2).spin(Some(Spin::Fixed(Duration::from_micros(25))));
 //! let mut server = Server::start(&spec, layout.server_cpus());
 //! let before = server.usage(); /* load server.addr */ let used = server.usage().since(before);
 //! server.stop();
@@ -11,7 +11,9 @@
 //!
 //! The server prints `PORT n` once it listens, then answers `STATS` lines on stdin with its
 //! own resource usage (all threads, from `getrusage(RUSAGE_SELF)`), and exits at end of input.
-//! The spin window is set per process with `--spin`, so one run can compare several.
+//! The spin policy is set per process with `--spin` (a fixed window such as `25us`, or
+//! `adaptive`), so one run can compare several. An adaptive server says on stderr, when it
+//! stops, what its policy learned (window, spin time, how idle periods ended).
 
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::SocketAddr;
@@ -21,14 +23,48 @@ use std::time::Duration;
 use crate::echo_proto::{serve_futures_io, FrameReader, DEFAULT_MAX_FRAME};
 use crate::{deadline, pin};
 
+/// spinpark's spin policy for a server: a fixed window, or the adaptive policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spin {
+    Fixed(Duration),
+    Adaptive,
+}
+
+impl Spin {
+    /// `adaptive`, or a duration (`0`, `25us`, `1ms`).
+    pub fn parse(text: &str) -> Result<Spin, String> {
+        if text == "adaptive" {
+            return Ok(Spin::Adaptive);
+        }
+        examples_common::duration::parse(text)
+            .map(Spin::Fixed)
+            .map_err(|e| format!("{e} (or `adaptive`)"))
+    }
+
+    /// `25us`, `adaptive`.
+    pub fn label(self) -> String {
+        match self {
+            Spin::Fixed(d) => crate::mode::fmt_dur(d),
+            Spin::Adaptive => "adaptive".into(),
+        }
+    }
+
+    fn arg(self) -> String {
+        match self {
+            Spin::Fixed(d) => format!("{}ns", d.as_nanos()),
+            Spin::Adaptive => "adaptive".into(),
+        }
+    }
+}
+
 /// What server process to start.
 #[derive(Debug, Clone)]
 pub struct Spec {
     /// `spinpark`, `tokio`, or `kv` (the kv example's server, on spinpark).
     pub runtime: &'static str,
     pub workers: usize,
-    /// spinpark's spin window; `None` is the runtime's default.
-    pub spin: Option<Duration>,
+    /// spinpark's spin policy; `None` is the runtime's default (adaptive).
+    pub spin: Option<Spin>,
     /// Every request runs under an idle timeout and a deadline (see `deadline.rs`).
     pub deadline: bool,
 }
@@ -43,7 +79,7 @@ impl Spec {
         }
     }
 
-    pub fn spin(mut self, spin: Option<Duration>) -> Spec {
+    pub fn spin(mut self, spin: Option<Spin>) -> Spec {
         if self.runtime != "tokio" {
             self.spin = spin;
         }
@@ -58,7 +94,7 @@ impl Spec {
     /// The name tables use: the runtime, with its spin window when one was set.
     pub fn label(&self) -> String {
         match self.spin {
-            Some(s) => format!("{} spin={}", self.runtime, crate::mode::fmt_dur(s)),
+            Some(s) => format!("{} spin={}", self.runtime, s.label()),
             None => self.runtime.to_string(),
         }
     }
@@ -72,7 +108,7 @@ impl Spec {
         ];
         if let Some(s) = self.spin {
             a.push("--spin".into());
-            a.push(format!("{}ns", s.as_nanos()));
+            a.push(s.arg());
         }
         if self.deadline {
             a.push("--deadline".into());
@@ -186,6 +222,11 @@ impl Usage {
 
 /// Answers `STATS` on stdin until it closes, then exits the process.
 pub fn control_loop() -> ! {
+    control_loop_then(|| {})
+}
+
+/// [`control_loop`], calling `at_exit` when stdin closes.
+fn control_loop_then(at_exit: impl FnOnce()) -> ! {
     let stdin = io::stdin();
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
@@ -198,7 +239,28 @@ pub fn control_loop() -> ! {
             io::stdout().flush().ok();
         }
     }
+    at_exit();
     std::process::exit(0);
+}
+
+/// What an adaptive server's spin policy learned, for stderr when it stops.
+fn spin_summary(rt: &spinpark::Runtime) -> String {
+    let m = rt.metrics();
+    let t = m.total();
+    format!(
+        "spinpark adaptive server: window {:?}, {} found while spinning, {} expired, {} parked \
+         by choice, spun {:.1} ms in all, {}",
+        m.spin_window(),
+        t.spins_found_work(),
+        t.spins_expired(),
+        t.parked_by_choice(),
+        t.spin_nanos() as f64 / 1e6,
+        if m.spin_parking() {
+            "parking (spinning did not pay)"
+        } else {
+            "spinning"
+        }
+    )
 }
 
 /// Runs the server `spec` describes in this process, until stdin closes.
@@ -213,9 +275,10 @@ pub fn serve(spec: &Spec) {
     }
 }
 
-fn spinpark_runtime(workers: usize, spin: Option<Duration>) -> spinpark::Runtime {
+fn spinpark_runtime(workers: usize, spin: Option<Spin>) -> spinpark::Runtime {
     let mut b = spinpark::Builder::new().worker_threads(workers);
-    if let Some(s) = spin {
+    // `Spin::Adaptive` is the runtime's default policy.
+    if let Some(Spin::Fixed(s)) = spin {
         b = b.spin(s);
     }
     b.build().expect("spinpark runtime")
@@ -231,7 +294,7 @@ fn listen_spinpark(rt: &spinpark::Runtime) -> spinpark::net::TcpListener {
 }
 
 /// The kv example's server (the same module `examples/kv_server.rs` runs).
-fn serve_kv(workers: usize, spin: Option<Duration>) {
+fn serve_kv(workers: usize, spin: Option<Spin>) {
     let rt = spinpark_runtime(workers, spin);
     let listener = listen_spinpark(&rt);
     rt.spawn(async move {
@@ -242,7 +305,7 @@ fn serve_kv(workers: usize, spin: Option<Duration>) {
     control_loop();
 }
 
-fn serve_spinpark(workers: usize, spin: Option<Duration>, with_deadline: bool) {
+fn serve_spinpark(workers: usize, spin: Option<Spin>, with_deadline: bool) {
     let rt = spinpark_runtime(workers, spin);
     let listener = listen_spinpark(&rt);
     rt.spawn(async move {
@@ -267,6 +330,9 @@ fn serve_spinpark(workers: usize, spin: Option<Duration>, with_deadline: bool) {
             });
         }
     });
+    if spin == Some(Spin::Adaptive) {
+        control_loop_then(|| eprintln!("{}", spin_summary(&rt)))
+    }
     control_loop();
 }
 

@@ -2,7 +2,7 @@
 //! modes, reduced to a Pareto table and chart of latency against server CPU per request.
 //!
 //! ```text
-//! let plan = sweep::plan(&[Duration::ZERO, Duration::from_micros(250)], 2, 3, false);
+//! let plan = sweep::plan(&[Spin::Fixed(Duration::ZERO), Spin::Adaptive], 2, 3, false);
 //! let runs = runner::run(&plan, &mut progress);
 //! std::fs::write("docs/sweep.md", Sweep::new(&plan, &runs).markdown())?;
 //! ```
@@ -10,26 +10,34 @@
 //! Every server runs in the remote layout (the client on its own CPUs), so a window's cost
 //! and benefit are the server's, with one worker per server CPU unless `--workers` says
 //! otherwise (a spinning worker that shares its CPU with a busy one only delays it). Each regime (a gap, or a Poisson rate) gives one curve: its
-//! points are the windows, at (server CPU per request, p50) and (.., p99); tokio is a single
-//! point. A point is on the Pareto front when no other server is both cheaper and faster in
-//! that regime.
+//! points are the fixed windows, at (server CPU per request, p50) and (.., p99); the adaptive
+//! policy is a filled square and tokio an open circle. A point is on the Pareto front when no
+//! other server is both cheaper and faster in that regime.
+//!
+//! Every server is restarted before every mode, so the adaptive policy starts each regime
+//! from its defaults (as a fresh server would) and is judged on what it learns within the
+//! mode; it prints what it learned on stderr as it stops. Run time (printed at the start):
+//! per server and round, 6 gap modes of ~0.6 s and 3 poisson modes of 2 s, plus a restart per
+//! mode; with the 7 default servers (5 windows, adaptive, tokio) about 70 s per round, 3.5 min
+//! for 3 rounds (`--quick`: about 1 min).
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use crate::mode::{self, fmt_dur, Mode};
 use crate::pin::Layout;
 use crate::report::xml_escape;
 use crate::runner::Plan;
 use crate::sample::Sample;
-use crate::server::Spec;
+use crate::server::{Spec, Spin};
 use crate::stats::Spread;
 
-/// The gaps the sweep covers (a subset of the gap mode's).
-const GAPS_US: [u64; 4] = [0, 50, 200, 1_000];
+/// The gaps the sweep covers: below, at and just past the default window, a little over the
+/// adaptive maximum, and far past it.
+const GAPS_US: [u64; 6] = [20, 100, 300, 600, 2_000, 10_000];
 
-/// The plan: a spinpark server per window, then tokio; gap and poisson modes.
-pub fn plan(windows: &[Duration], workers: usize, rounds: usize, quick: bool) -> Plan {
+/// The plan: a spinpark server per window (fixed, or `adaptive`), then tokio; gap and
+/// poisson modes.
+pub fn plan(windows: &[Spin], workers: usize, rounds: usize, quick: bool) -> Plan {
     let layout = Layout::remote().unwrap_or_else(Layout::colocated);
     let mut specs: Vec<Spec> = windows
         .iter()
@@ -45,6 +53,7 @@ pub fn plan(windows: &[Duration], workers: usize, rounds: usize, quick: bool) ->
             if workers == 1 { "" } else { "s" }
         ),
         restart: !layout.is_remote(),
+        fresh_per_mode: true,
         layout,
         specs,
         modes,
@@ -84,7 +93,8 @@ impl Sweep {
                     .zip(per_server)
                     .map(|(spec, v)| Point {
                         label: match spec.spin {
-                            Some(w) => format!("spin {}", fmt_dur(w)),
+                            Some(Spin::Fixed(w)) => format!("spin {}", fmt_dur(w)),
+                            Some(Spin::Adaptive) => "adaptive".into(),
                             None => spec.runtime.to_string(),
                         },
                         cpu: med(v, Sample::server_cpu_us),
@@ -142,7 +152,8 @@ impl Sweep {
     }
 
     /// Two panels, p50 and p99 against server CPU per request (both log scales): one curve per
-    /// regime through the windows, tokio as an open circle.
+    /// regime through the fixed windows, the adaptive policy as a filled square, tokio as an
+    /// open circle.
     pub fn svg(&self) -> String {
         const W: f64 = 1100.0;
         const H: f64 = 500.0;
@@ -178,7 +189,9 @@ impl Sweep {
             }
             for (ri, (regime, points)) in self.regimes.iter().enumerate() {
                 let c = colors[ri % colors.len()];
-                let (tokio, windows) = points.split_last().unwrap();
+                let (tokio, servers) = points.split_last().unwrap();
+                let (adaptive, windows): (Vec<&Point>, Vec<&Point>) =
+                    servers.iter().partition(|p| p.label == "adaptive");
                 let pts: Vec<String> = windows
                     .iter()
                     .map(|p| format!("{:.1},{:.1}", lx(p.cpu), ly(f(p))))
@@ -192,6 +205,9 @@ impl Sweep {
                 for p in windows {
                     writeln!(o, r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{c}"><title>{} {}</title></circle>"#, lx(p.cpu), ly(f(p)), xml_escape(regime), xml_escape(&p.label)).unwrap();
                 }
+                for p in adaptive {
+                    writeln!(o, r#"<rect x="{:.1}" y="{:.1}" width="8" height="8" fill="{c}"><title>{} adaptive</title></rect>"#, lx(p.cpu) - 4.0, ly(f(p)) - 4.0, xml_escape(regime)).unwrap();
+                }
                 writeln!(o, r#"<circle cx="{:.1}" cy="{:.1}" r="5" fill="none" stroke="{c}" stroke-width="2"><title>{} tokio</title></circle>"#, lx(tokio.cpu), ly(f(tokio)), xml_escape(regime)).unwrap();
                 if pi == 0 {
                     let (x, y) = (70.0 + ri as f64 * 140.0, y0 + ph + 45.0);
@@ -203,7 +219,7 @@ impl Sweep {
         let order: Vec<&str> = first
             .map(|p| p.iter().map(|p| p.label.as_str()).collect())
             .unwrap_or_default();
-        writeln!(o, r##"<text x="70" y="{}" fill="#555">Each curve: one regime through the spinpark windows ({}); open circle: tokio.</text>"##, H - 60.0, xml_escape(&order.join(", "))).unwrap();
+        writeln!(o, r##"<text x="70" y="{}" fill="#555">Each curve: one regime through the fixed spinpark windows ({}); filled square: adaptive; open circle: tokio.</text>"##, H - 60.0, xml_escape(&order.join(", "))).unwrap();
         writeln!(
             o,
             r##"<text x="70" y="{}" fill="#555">{}</text>"##,

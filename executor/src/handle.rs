@@ -138,7 +138,9 @@ impl Handle {
     /// assert!(rt.handle().metrics().tasks_spawned() >= 1);
     /// ```
     pub fn metrics(&self) -> RuntimeMetrics {
-        self.shared.global.snapshot(&self.shared.counters)
+        self.shared
+            .global
+            .snapshot(&self.shared.counters, &self.shared.policy)
     }
 
     /// The number of worker threads.
@@ -180,14 +182,14 @@ impl Handle {
     /// assert!(!rt.handle().is_shutdown());
     /// ```
     pub fn is_shutdown(&self) -> bool {
-        self.shared.sleepers.is_shutdown()
+        self.shared.idle.is_shutdown()
     }
 
     /// The idle state now: (workers parked on the futex, workers spinning, whether a worker
     /// is parked in the driver). For this workspace's tests only: not part of the API.
     #[doc(hidden)]
     pub fn idle_state(&self) -> (u32, u32, bool) {
-        self.shared.sleepers.snapshot()
+        self.shared.idle.snapshot()
     }
 }
 

@@ -21,7 +21,7 @@
 //!   (`worker.rs`, `scheduler.rs`).
 //! * An idle worker spins for a bounded window, then parks on one shared futex word; a
 //!   producer makes a wake syscall only when nobody spins and somebody sleeps, and wakes one.
-//!   The whole protocol, with the argument that no wake-up is lost, is in `idle.rs`.
+//!   The whole protocol, with the argument that no wake-up is lost, is in `idle/`.
 //! * An I/O reactor plugs in through [`driver::Driver`]: spinning workers poll it, the last
 //!   worker to park blocks in it.
 //! * [`Runtime::metrics`] counts polls, steals, spins, parks and wake syscalls, so you can see
@@ -47,7 +47,7 @@ mod sync;
 pub mod loom_model;
 
 /// Everything but the idle protocol is left out of `--cfg loom` builds, which model-check only
-/// `idle.rs` (crossbeam's queues and real threads are not loom-aware).
+/// `idle/` (crossbeam's queues and real threads are not loom-aware).
 macro_rules! not_loom {
     ($($item:item)*) => { $( #[cfg(not(loom))] $item )* };
 }

@@ -2,10 +2,10 @@
 //! (`tests/loom_idle.rs`). Only compiled with `--cfg loom`.
 
 use crate::futex::LoomFutex;
-use crate::idle::{Parked, Sleepers, Woke};
+use crate::idle::{Idle, Parked, Woke};
 
-/// [`Sleepers`] over the loom futex model.
-pub struct Model(Sleepers<LoomFutex>);
+/// [`Idle`] over the loom futex model.
+pub struct Model(Idle<LoomFutex>);
 
 /// How a model `park` ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -21,21 +21,27 @@ pub enum Outcome {
 impl Model {
     /// A model for `workers` workers with at most `max_spinners` spinners.
     pub fn new(workers: usize, max_spinners: usize) -> Self {
-        Self(Sleepers::new(LoomFutex::default(), workers, max_spinners))
+        Self(Idle::new(LoomFutex::default(), workers, max_spinners))
     }
-    /// See `Sleepers::try_start_spinning`.
+    /// See `Idle::try_start_spinning`.
     pub fn try_start_spinning(&self) -> bool {
         self.0.try_start_spinning()
     }
-    /// See `Sleepers::stop_spinning`; returns whether somebody was woken.
-    pub fn stop_spinning(&self, found: bool, more: bool, unpark_driver: impl FnOnce()) -> bool {
+    /// See `Idle::stop_spinning`; returns whether somebody was woken. `more` is called after
+    /// the spinner removed itself, and only if it `found` work.
+    pub fn stop_spinning(
+        &self,
+        found: bool,
+        more: impl FnOnce() -> bool,
+        unpark_driver: impl FnOnce(),
+    ) -> bool {
         self.0.stop_spinning(found, more, unpark_driver) != Woke::Nobody
     }
-    /// See `Sleepers::notify`; returns whether somebody was woken.
+    /// See `Idle::notify`; returns whether somebody was woken.
     pub fn notify(&self, unpark_driver: impl FnOnce()) -> bool {
         self.0.notify(unpark_driver) != Woke::Nobody
     }
-    /// See `Sleepers::park`.
+    /// See `Idle::park`.
     pub fn park(&self, recheck: impl FnMut() -> bool, drive: Option<&mut dyn FnMut()>) -> Outcome {
         let mut recheck = recheck;
         match self.0.park(|| recheck().then_some(()), drive) {
@@ -44,7 +50,7 @@ impl Model {
             Parked::Shutdown => Outcome::Shutdown,
         }
     }
-    /// See `Sleepers::shutdown`.
+    /// See `Idle::shutdown`.
     pub fn shutdown(&self, unpark_driver: impl FnOnce()) {
         self.0.shutdown(unpark_driver)
     }

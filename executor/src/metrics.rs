@@ -16,6 +16,9 @@
 //! generates the atomic counters, their snapshot type, its accessors and the sum.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+use crate::idle::SpinPolicy;
 
 /// Defines, from one list of names, [`WorkerCounters`] (the atomics a worker bumps),
 /// [`WorkerMetrics`] (their snapshot, with one accessor per counter), the snapshot and the sum.
@@ -72,6 +75,12 @@ worker_counters! {
     spins_found_work,
     /// Spin windows that ran out, after which the worker parked.
     spins_expired,
+    /// Idle periods in which the spin policy chose to park at once: a probe of whether
+    /// spinning pays, a period while it does not, a spent CPU budget, or a zero window.
+    parked_by_choice,
+    /// Time spent spinning, in nanoseconds (wall time of the spin windows, which is CPU time
+    /// unless the spinner was preempted).
+    spin_nanos,
     /// Times this worker blocked: on the futex, or in the reactor as the last awake worker.
     parks,
     /// Wake-ups this worker issued: `FUTEX_WAKE` syscalls, or requests to unpark the
@@ -92,20 +101,32 @@ pub(crate) struct GlobalCounters {
 }
 
 impl GlobalCounters {
-    /// A snapshot of these counters and of the workers' `workers`.
-    pub(crate) fn snapshot(&self, workers: &[WorkerCounters]) -> RuntimeMetrics {
+    /// A snapshot of these counters, of the workers' `workers`, and of the spin `policy`.
+    pub(crate) fn snapshot(
+        &self,
+        workers: &[WorkerCounters],
+        policy: &SpinPolicy,
+    ) -> RuntimeMetrics {
+        let now = policy.now();
         RuntimeMetrics {
             tasks_spawned: self.spawned.load(Relaxed),
             remote_schedules: self.remote_schedules.load(Relaxed),
             remote_wakes: self.remote_wakes.load(Relaxed),
             workers: workers.iter().map(WorkerCounters::snapshot).collect(),
+            spin_window: policy.window(),
+            spin_recent: policy.recent_spin(now),
+            spin_parking: policy.parking(),
         }
     }
 }
 
 pub(crate) fn bump(c: &AtomicU64) {
+    add(c, 1);
+}
+
+pub(crate) fn add(c: &AtomicU64, n: u64) {
     // Relaxed: a statistic; nothing is ordered by it.
-    c.fetch_add(1, Relaxed);
+    c.fetch_add(n, Relaxed);
 }
 
 /// A point-in-time copy of a runtime's counters. Each counter only grows.
@@ -123,6 +144,9 @@ pub struct RuntimeMetrics {
     remote_schedules: u64,
     remote_wakes: u64,
     workers: Vec<WorkerMetrics>,
+    spin_window: Duration,
+    spin_recent: Duration,
+    spin_parking: bool,
 }
 
 impl RuntimeMetrics {
@@ -180,6 +204,32 @@ impl RuntimeMetrics {
         self.workers
             .iter()
             .fold(WorkerMetrics::default(), |a, w| a.plus(w))
+    }
+
+    /// The spin window now: the fixed one set with `Builder::spin`, or the one the adaptive
+    /// policy has learned (see `Builder::spin_adaptive`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = spinpark_executor::Builder::new().spin(Duration::from_micros(80)).build().unwrap();
+    /// assert_eq!(rt.metrics().spin_window(), Duration::from_micros(80));
+    /// ```
+    pub fn spin_window(&self) -> Duration {
+        self.spin_window
+    }
+
+    /// Time spent spinning by all workers over about the last second: divided by a second,
+    /// the cores spinning used, which `Builder::spin_budget` bounds. (The total since the
+    /// start is `total().spin_nanos()`.)
+    pub fn spin_time_recent(&self) -> Duration {
+        self.spin_recent
+    }
+
+    /// Whether the adaptive policy now parks idle workers at once because its probes found
+    /// that spinning makes work start later, not sooner (as with a client that shares the
+    /// machine); it still probes spinning now and then. Always `false` for a fixed window.
+    pub fn spin_parking(&self) -> bool {
+        self.spin_parking
     }
 
     /// Every wake-up issued, by workers and by other threads: `FUTEX_WAKE` syscalls plus

@@ -32,14 +32,15 @@ use crossbeam_deque::{Injector, Worker};
 use crate::blocking::BlockingPool;
 use crate::futex::SysFutex;
 use crate::handle::Handle;
-use crate::idle::{Sleepers, SpinPolicy, MAX_WORKERS};
+use crate::idle::{Idle, SpinPolicy, MAX_WORKERS};
 use crate::join::JoinHandle;
 use crate::metrics::{GlobalCounters, RuntimeMetrics, WorkerCounters};
 use crate::scheduler::{steal_retrying, Shared, ThreadHook};
 use crate::tasks::TaskList;
 use crate::thread_context::within;
 
-/// The default spin window.
+/// The window the default (adaptive) spin policy starts from, and a sensible fixed window
+/// for [`Builder::spin`].
 ///
 /// Measured on a 2-vCPU VM with the `rpc` benchmark's gap mode: a worker that parks wakes in
 /// 20-60 us (a futex wake landing on a halted vCPU, then the scheduler), so a request that
@@ -53,6 +54,19 @@ use crate::thread_context::within;
 /// # drop(rt);
 /// ```
 pub const DEFAULT_SPIN: Duration = Duration::from_micros(250);
+
+/// The adaptive policy's default bounds: `0..=1 ms`. A millisecond covers gaps up to about
+/// 800 us (a window of one core's worth of spinning per request at that rate); longer gaps
+/// gain little from spinning, since the wake-up it saves costs tens of microseconds.
+const ADAPTIVE_MIN: Duration = Duration::ZERO;
+const ADAPTIVE_MAX: Duration = Duration::from_millis(1);
+
+/// How idle workers spin: see [`Builder::spin`] and [`Builder::spin_adaptive`].
+#[derive(Debug, Clone, Copy)]
+enum Spin {
+    Fixed(Duration),
+    Adaptive { min: Duration, max: Duration },
+}
 
 /// Configures and builds a [`Runtime`].
 ///
@@ -68,7 +82,8 @@ pub const DEFAULT_SPIN: Duration = Duration::from_micros(250);
 /// ```
 pub struct Builder {
     workers: Option<usize>,
-    spin: Duration,
+    spin: Spin,
+    spin_budget: Option<f64>,
     max_spinners: Option<usize>,
     thread_name: String,
     on_start: Option<ThreadHook>,
@@ -91,6 +106,7 @@ impl fmt::Debug for Builder {
         let mut d = f.debug_struct("Builder");
         d.field("worker_threads", &self.workers)
             .field("spin", &self.spin)
+            .field("spin_budget", &self.spin_budget)
             .field("max_spinners", &self.max_spinners)
             .field("thread_name", &self.thread_name);
         #[cfg(feature = "tokio-compat")]
@@ -100,8 +116,9 @@ impl fmt::Debug for Builder {
 }
 
 impl Builder {
-    /// A builder with the defaults: one worker per available CPU, a [`DEFAULT_SPIN`] window,
-    /// at most `max(1, workers / 2)` spinners.
+    /// A builder with the defaults: one worker per available CPU, the adaptive spin policy
+    /// (`spin_adaptive(0, 1 ms)`, starting from [`DEFAULT_SPIN`]), at most
+    /// `max(1, workers / 2)` spinners, a spin budget of one core.
     ///
     /// ```
     /// let rt = spinpark::Builder::new().build().unwrap();
@@ -110,7 +127,11 @@ impl Builder {
     pub fn new() -> Self {
         Self {
             workers: None,
-            spin: DEFAULT_SPIN,
+            spin: Spin::Adaptive {
+                min: ADAPTIVE_MIN,
+                max: ADAPTIVE_MAX,
+            },
+            spin_budget: None,
             max_spinners: None,
             thread_name: "spinpark-worker".into(),
             on_start: None,
@@ -133,15 +154,56 @@ impl Builder {
         self
     }
 
-    /// How long an idle worker spins looking for work before it parks. `Duration::ZERO`
-    /// turns spinning off: an idle worker scans the queues once, then parks.
+    /// A fixed spin window: how long an idle worker spins looking for work before it parks,
+    /// always. `Duration::ZERO` turns spinning off: an idle worker parks at once (parking
+    /// scans the queues once more). Replaces the default adaptive policy.
     ///
     /// ```
-    /// let rt = spinpark::Builder::new().spin(std::time::Duration::from_micros(50)).build().unwrap();
-    /// assert_eq!(rt.block_on(async { 7 }), 7);
+    /// use std::time::Duration;
+    /// let rt = spinpark::Builder::new().spin(Duration::ZERO).build().unwrap();
+    /// assert_eq!(rt.metrics().spin_window(), Duration::ZERO);
     /// ```
     pub fn spin(mut self, window: Duration) -> Self {
-        self.spin = window;
+        self.spin = Spin::Fixed(window);
+        self
+    }
+
+    /// The adaptive spin policy (the default, with `0..=1 ms`), with its window kept within
+    /// `min..=max`. It learns the idle gaps its workers see: it grows the window towards gaps
+    /// that keep landing just past it, shrinks it when spins keep expiring, and, by parking
+    /// at once in one idle period of 16 (in runs of 8), checks that spinning makes work start
+    /// sooner at all, parking at once while it does not (as with a client on the same
+    /// machine). See [`RuntimeMetrics::spin_window`] for what it learned.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = spinpark_executor::Builder::new()
+    ///     .spin_adaptive(Duration::from_micros(10), Duration::from_micros(500))
+    ///     .build()
+    ///     .unwrap();
+    /// let w = rt.metrics().spin_window();
+    /// assert!(w >= Duration::from_micros(10) && w <= Duration::from_micros(500));
+    /// ```
+    pub fn spin_adaptive(mut self, min: Duration, max: Duration) -> Self {
+        self.spin = Spin::Adaptive { min, max };
+        self
+    }
+
+    /// The most CPU time spinning may use, in cores, averaged over about a second of wall
+    /// time; past it, idle workers park at once. Default one core, and never more than
+    /// `max_spinners` or the CPUs this process may use (`std::thread::available_parallelism`,
+    /// which follows cgroup quotas: spinning past a container's quota gets the whole
+    /// container throttled). Applies to fixed windows too. One core is what covering 300 us
+    /// gaps between requests costs; lower it to trade latency for CPU.
+    ///
+    /// ```
+    /// let rt = spinpark_executor::Builder::new().spin_budget(0.25).build().unwrap();
+    /// # drop(rt);
+    /// ```
+    ///
+    /// [`Builder::build`] fails with `InvalidInput` for a negative or NaN budget.
+    pub fn spin_budget(mut self, cores: f64) -> Self {
+        self.spin_budget = Some(cores);
         self
     }
 
@@ -282,7 +344,27 @@ impl Builder {
                 ),
             ));
         }
-        let max_spinners = self.max_spinners.unwrap_or((workers / 2).max(1));
+        let max_spinners = self
+            .max_spinners
+            .unwrap_or((workers / 2).max(1))
+            .clamp(1, workers);
+        let cpus = thread::available_parallelism().map_or(1, |n| n.get());
+        let budget = match self.spin_budget {
+            Some(b) if b.is_nan() || b < 0.0 => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("spinpark: spin_budget must be a number of cores >= 0, got {b}"),
+                ))
+            }
+            Some(b) => b,
+            None => 1.0,
+        }
+        .min(max_spinners as f64)
+        .min(cpus as f64);
+        let policy = match self.spin {
+            Spin::Fixed(w) => SpinPolicy::fixed(w, budget),
+            Spin::Adaptive { min, max } => SpinPolicy::adaptive(min, max, DEFAULT_SPIN, budget),
+        };
         #[cfg(feature = "tokio-compat")]
         let context = match self.tokio_compat {
             Some(n) => Some(Arc::new(crate::tokio_compat::TokioCompat::start(n)?)
@@ -295,8 +377,8 @@ impl Builder {
         let shared = Arc::new(Shared {
             injector: Injector::new(),
             stealers: queues.iter().map(Worker::stealer).collect(),
-            sleepers: Sleepers::new(SysFutex, workers, max_spinners),
-            policy: SpinPolicy { window: self.spin },
+            idle: Idle::new(SysFutex, workers, max_spinners),
+            policy,
             driver: OnceLock::new(),
             driver_polling: AtomicBool::new(false),
             tasks: Arc::new(TaskList::new()),
@@ -562,7 +644,7 @@ impl Runtime {
 
     fn stop(&mut self, deadline: Option<Instant>) {
         let shared = &self.handle.shared;
-        shared.sleepers.shutdown(|| shared.unpark_driver());
+        shared.idle.shutdown(|| shared.unpark_driver());
         // Dropped from inside one of its own tasks: that worker exits once the task returns,
         // so it is neither waited for nor joined.
         let me = thread::current().id();

@@ -19,7 +19,7 @@ use crate::blocking::BlockingPool;
 use crate::context;
 use crate::driver::Driver;
 use crate::futex::SysFutex;
-use crate::idle::{Sleepers, SpinPolicy, Woke};
+use crate::idle::{Idle, SpinPolicy, Woke};
 use crate::metrics::{bump, GlobalCounters, WorkerCounters};
 
 /// Callbacks run on each worker thread as it starts and stops.
@@ -29,7 +29,7 @@ pub(crate) type ThreadHook = std::sync::Arc<dyn Fn() + Send + Sync>;
 pub(crate) struct Shared {
     pub(crate) injector: Injector<Runnable>,
     pub(crate) stealers: Vec<Stealer<Runnable>>,
-    pub(crate) sleepers: Sleepers<SysFutex>,
+    pub(crate) idle: Idle<SysFutex>,
     pub(crate) policy: SpinPolicy,
     pub(crate) driver: OnceLock<Box<dyn Driver>>,
     /// Held by the one spinner that polls the driver, so spinners do not pile into epoll.
@@ -48,7 +48,7 @@ impl Shared {
     /// that wakes itself and returns `Pending`); such a task goes behind the queued ones
     /// instead of into the LIFO slot.
     pub(crate) fn schedule(&self, runnable: Runnable, woken_while_running: bool) {
-        if self.sleepers.is_shutdown() {
+        if self.idle.is_shutdown() {
             // Dropping a runnable drops its future: the runtime is gone, nobody will run it.
             drop(runnable);
             return;
@@ -82,7 +82,7 @@ impl Shared {
 
     /// Work was made visible: wake a parked worker unless somebody is looking for work.
     pub(crate) fn notify_from(&self, worker: Option<usize>) {
-        let woke = self.sleepers.notify(|| self.unpark_driver());
+        let woke = self.idle.notify(|| self.unpark_driver());
         self.count_wake(woke, worker);
     }
 
@@ -117,7 +117,7 @@ impl Shared {
             // driver (and shuts it down), or this sees the shutdown and shuts it down itself
             // (nobody would ever poll it); perhaps both, which is harmless.
             std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-            if self.sleepers.is_shutdown() {
+            if self.idle.is_shutdown() {
                 if let Some(d) = self.driver.get() {
                     d.shutdown();
                 }

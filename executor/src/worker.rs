@@ -21,7 +21,7 @@ use crossbeam_deque::{Steal, Worker};
 use crate::context;
 use crate::handle::Handle;
 use crate::idle::Parked;
-use crate::metrics::bump;
+use crate::metrics::{add, bump};
 use crate::scheduler::{steal_retrying, Shared, ThreadHook};
 
 /// How many tasks run between checks of the injector and of the reactor.
@@ -115,7 +115,7 @@ impl WorkerRef<'_> {
         loop {
             while let Some(task) = self.next_task() {
                 self.run_task(task);
-                if self.shared.sleepers.is_shutdown() {
+                if self.shared.idle.is_shutdown() {
                     return;
                 }
             }
@@ -218,25 +218,48 @@ impl WorkerRef<'_> {
     }
 
     /// Out of work: spin, then park, until there is a task (`Some`) or the runtime shuts down.
+    /// One call is one idle period: the spin policy decides how it starts and learns, from
+    /// how long it lasted, how the next ones should (see `idle/spin.rs`).
     fn idle(&self) -> Option<Runnable> {
         let shared = self.shared;
+        let policy = &shared.policy;
         let counters = &shared.counters[self.local.index];
-        let mut spinning = shared.sleepers.try_start_spinning();
+        let began = policy.now();
+        let decision = policy.begin(began);
+        if decision.parks_by_choice() {
+            bump(&counters.parked_by_choice);
+        }
+        let mut spinning = decision.spins() && shared.idle.try_start_spinning();
+        let spun = spinning;
+        // The period is over: work turns up `d` after it began.
+        let found = |task: Runnable| {
+            policy.end(decision, spun, policy.now().saturating_sub(began));
+            Some(task)
+        };
         loop {
             if spinning {
-                let mut window = shared.policy.start();
+                // After a wake-up, too, the worker spins this period's window (a period the
+                // policy chose to park in scans once).
+                let mut window = policy.start(decision);
+                let charge = |window: &crate::idle::SpinWindow| {
+                    let ns = window.elapsed().as_nanos() as u64;
+                    policy.spun(policy.now(), ns);
+                    add(&counters.spin_nanos, ns);
+                };
                 loop {
                     if let Some(task) = self.next_task() {
-                        let more = self.more_work_queued();
-                        let woke = shared
-                            .sleepers
-                            .stop_spinning(true, more, || shared.unpark_driver());
+                        charge(&window);
+                        let woke = shared.idle.stop_spinning(
+                            true,
+                            || self.more_work_queued(),
+                            || shared.unpark_driver(),
+                        );
                         shared.count_wake(woke, Some(self.local.index));
                         bump(&counters.spins_found_work);
-                        return Some(task);
+                        return found(task);
                     }
-                    if shared.sleepers.is_shutdown() {
-                        shared.sleepers.stop_spinning(false, false, || {});
+                    if shared.idle.is_shutdown() {
+                        shared.idle.stop_spinning(false, || false, || {});
                         return None;
                     }
                     if self.poll_driver() {
@@ -246,7 +269,8 @@ impl WorkerRef<'_> {
                         break;
                     }
                 }
-                shared.sleepers.stop_spinning(false, false, || {});
+                charge(&window);
+                shared.idle.stop_spinning(false, || false, || {});
                 bump(&counters.spins_expired);
             }
             let driver = shared.driver.get();
@@ -256,8 +280,8 @@ impl WorkerRef<'_> {
                 }
             };
             let drive: Option<&mut dyn FnMut()> = driver.map(|_| &mut drive as &mut dyn FnMut());
-            match shared.sleepers.park(|| self.next_task(), drive) {
-                Parked::Work(task) => return Some(task),
+            match shared.idle.park(|| self.next_task(), drive) {
+                Parked::Work(task) => return found(task),
                 Parked::Woken => {
                     bump(&counters.parks);
                     spinning = true;

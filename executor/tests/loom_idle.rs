@@ -1,4 +1,4 @@
-//! Model checks of the idle protocol (`src/idle.rs`) with `loom`.
+//! Model checks of the idle protocol (`src/idle/`) with `loom`.
 //!
 //! Run with: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p spinpark-executor
 //! --test loom_idle --release`. Each test models workers (threads that take items from a
@@ -164,8 +164,11 @@ fn worker(m: &Model, q: &Queue, driver: Option<&Reactor>) {
     loop {
         if q.take() {
             if spinning {
-                let more = q.items.load(SeqCst) > 0;
-                m.stop_spinning(true, more, || driver.unwrap().unpark());
+                m.stop_spinning(
+                    true,
+                    || q.items.load(SeqCst) > 0,
+                    || driver.unwrap().unpark(),
+                );
                 spinning = false;
             }
             if q.consumed.fetch_add(1, SeqCst) + 1 == q.total {
@@ -178,7 +181,7 @@ fn worker(m: &Model, q: &Queue, driver: Option<&Reactor>) {
             continue;
         }
         if spinning {
-            m.stop_spinning(false, false, || {});
+            m.stop_spinning(false, || false, || {});
             spinning = false;
         } else if m.try_start_spinning() {
             spinning = true;
@@ -282,18 +285,18 @@ fn wake_while_spinning() {
         let (m2, q2) = (m.clone(), q.clone());
         let p = thread::spawn(move || producer(&m2, &q2, None, 1));
         // The spinner's window ends without it seeing the item...
-        m.stop_spinning(false, false, || {});
+        m.stop_spinning(false, || false, || {});
         // ...so it parks, and must not sleep through the item.
         let mut spinning = false;
         loop {
             if q.take() {
                 if spinning {
-                    m.stop_spinning(true, false, || {});
+                    m.stop_spinning(true, || false, || {});
                 }
                 break;
             }
             if spinning {
-                m.stop_spinning(false, false, || {});
+                m.stop_spinning(false, || false, || {});
                 spinning = false;
             }
             match m.park(|| q.items.load(SeqCst) > 0, None) {
@@ -323,7 +326,7 @@ fn shutdown_vs_park() {
                 loop {
                     match m.park(|| false, Some(&mut drive)) {
                         Outcome::Shutdown => return,
-                        Outcome::Woken => m.stop_spinning(false, false, || {}),
+                        Outcome::Woken => m.stop_spinning(false, || false, || {}),
                         Outcome::Work => unreachable!(),
                     };
                 }
@@ -391,13 +394,12 @@ fn reactor_worker(m: &Model, t: &Tasks, r: &Reactor) {
         loop {
             if spinning {
                 if t.take() {
-                    let more = t.items.load(SeqCst) > 0;
-                    m.stop_spinning(true, more, || r.unpark());
+                    m.stop_spinning(true, || t.items.load(SeqCst) > 0, || r.unpark());
                     t.run(m, r);
                     break;
                 }
                 r.poll();
-                m.stop_spinning(false, false, || {});
+                m.stop_spinning(false, || false, || {});
             }
             let mut drive = || t.drive(m, r);
             match m.park(|| t.take(), Some(&mut drive)) {
@@ -478,4 +480,73 @@ fn shared_wake_loses_the_timer() {
 #[should_panic(expected = "deadlock")]
 fn shared_wake_loses_the_notify() {
     run_reactor(Wake::Shared, 2, false);
+}
+
+/// Issue 12: a spinner found work (task T1, taken before the model starts) while a producer
+/// pushes T2 and, seeing the spinner, wakes nobody. The spinner then runs T1 "forever" (it
+/// never looks at the queues again), so T2 must reach the other worker, parked on the futex.
+/// `stale_more` reads "more work queued" before the spinner removes itself, as the protocol
+/// did before issue 12; otherwise the read happens after the removal, inside `stop_spinning`.
+fn found_work_then_more(stale_more: bool) {
+    loom::model(move || {
+        // `std`'s Arc: see `run_reactor`.
+        let m = std::sync::Arc::new(Model::new(2, 1));
+        let q = std::sync::Arc::new(Queue {
+            items: AtomicUsize::new(0),
+            consumed: AtomicUsize::new(0),
+            total: 1,
+        });
+        assert!(m.try_start_spinning());
+        let (m1, q1) = (m.clone(), q.clone());
+        let spinner = thread::spawn(move || {
+            if stale_more {
+                let more = q1.items.load(SeqCst) > 0;
+                m1.stop_spinning(true, || more, || {});
+            } else {
+                m1.stop_spinning(true, || q1.items.load(SeqCst) > 0, || {});
+            }
+            // ...and runs T1, which never ends as far as T2 is concerned.
+        });
+        let (m2, q2) = (m.clone(), q.clone());
+        let other = thread::spawn(move || {
+            // The other worker: parked until it runs T2.
+            let mut spinning = false;
+            loop {
+                if q2.take() {
+                    if spinning {
+                        m2.stop_spinning(true, || false, || {});
+                    }
+                    return;
+                }
+                if spinning {
+                    m2.stop_spinning(false, || false, || {});
+                    spinning = false;
+                }
+                match m2.park(|| q2.items.load(SeqCst) > 0, None) {
+                    Outcome::Work => {}
+                    Outcome::Woken => spinning = true,
+                    Outcome::Shutdown => unreachable!(),
+                }
+            }
+        });
+        q.push();
+        m.notify(|| {});
+        spinner.join().unwrap();
+        other.join().unwrap();
+        assert_eq!(q.items.load(SeqCst), 0);
+    });
+}
+
+/// The spinner's re-check after removing itself: T2 always reaches the parked worker.
+#[test]
+fn found_work_then_more_queued() {
+    found_work_then_more(false);
+}
+
+/// The order before issue 12 (read "more queued", then remove): loom finds T2 stranded behind
+/// T1 with the other worker asleep, reported as a deadlock. Shows the model can fail.
+#[test]
+#[should_panic(expected = "deadlock")]
+fn more_read_before_the_cas_strands_work() {
+    found_work_then_more(true);
 }

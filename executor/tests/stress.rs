@@ -74,8 +74,12 @@ fn with_watchdog(what: &'static str, limit: Duration, f: impl FnOnce()) {
 /// least a million posts found a parked task (a real `Waker::wake`), then checks that every
 /// post was received exactly once.
 fn million_wakes(rt: Runtime) {
+    wakes_from_outside(rt, 1_000_000)
+}
+
+/// [`million_wakes`] with `wakes` real wake-ups.
+fn wakes_from_outside(rt: Runtime, wakes: u64) {
     const PRODUCERS: usize = 4;
-    const WAKES: u64 = 1_000_000;
     let boxes: Vec<Arc<Mailbox>> = (0..PRODUCERS)
         .map(|_| Arc::new(Mailbox::default()))
         .collect();
@@ -103,7 +107,7 @@ fn million_wakes(rt: Runtime) {
             let (b, real_wakes) = (b.clone(), real_wakes.clone());
             std::thread::spawn(move || {
                 let mut posted = 0u64;
-                while real_wakes.load(SeqCst) < WAKES {
+                while real_wakes.load(SeqCst) < wakes {
                     if b.post() {
                         real_wakes.fetch_add(1, SeqCst);
                     }
@@ -128,7 +132,7 @@ fn million_wakes(rt: Runtime) {
         assert_eq!(got, p + 1, "every post was received exactly once");
         assert_eq!(b.consumed.load(SeqCst), p + 1);
     }
-    assert!(real_wakes.load(SeqCst) >= WAKES);
+    assert!(real_wakes.load(SeqCst) >= wakes);
 }
 
 #[test]
@@ -154,6 +158,27 @@ fn a_million_wakes_from_outside_without_spinning() {
         Duration::from_secs(300),
         || million_wakes(rt),
     );
+}
+
+/// The adaptive policy (the default) with a CPU budget so small that workers keep switching
+/// between spinning and parking by choice, on top of its probes: the idle code's every path
+/// (spin, expire, park at once, be woken, chain-wake) under real threads.
+#[test]
+fn wakes_from_outside_with_a_tiny_spin_budget() {
+    let rt = Builder::new()
+        .worker_threads(2)
+        .spin_budget(0.01)
+        .build()
+        .unwrap();
+    let handle = rt.handle().clone();
+    with_watchdog(
+        "wakes with a tiny spin budget",
+        Duration::from_secs(300),
+        || wakes_from_outside(rt, 200_000),
+    );
+    let m = handle.metrics();
+    assert!(m.total().parked_by_choice() > 0, "{m:?}");
+    assert!(m.total().spins_found_work() > 0, "{m:?}");
 }
 
 #[test]

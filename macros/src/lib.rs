@@ -66,10 +66,12 @@ use syn::{Error, Expr, ExprLit, Ident, ItemFn, Lit, LitStr, Path, Token};
 /// these optional arguments:
 ///
 /// - `worker_threads = 4`: the number of worker threads (at least 1).
-/// - `spin = "50us"`: how long an idle worker spins before it parks; a number
-///   followed by `ns`, `us`, `ms` or `s`. Decimals are accepted as long as the
-///   result is a whole number of nanoseconds (`"1.5ms"`, `"2.5us"`), and `"0"`
-///   turns spinning off.
+/// - `spin = "50us"`: a fixed window, how long an idle worker spins before it
+///   parks (`Builder::spin`); a number followed by `ns`, `us`, `ms` or `s`.
+///   Decimals are accepted as long as the result is a whole number of
+///   nanoseconds (`"1.5ms"`, `"2.5us"`), and `"0"` turns spinning off.
+///   `spin = "adaptive"` asks for the adaptive policy, which is also what you
+///   get without `spin`: it learns the window from the gaps it sees.
 /// - `max_spinners = 2`: how many idle workers may spin at once.
 /// - `tokio_compat` (a bare flag, no value): start the background tokio
 ///   runtime of `Builder::tokio_compat`, so that tokio-bound crates work inside
@@ -132,7 +134,8 @@ enum Kind {
 #[derive(Default)]
 struct Config {
     worker_threads: Option<usize>,
-    spin_nanos: Option<u64>,
+    /// `Some(None)`: `spin = "adaptive"`; `Some(Some(n))`: a fixed window of n ns.
+    spin_nanos: Option<Option<u64>>,
     max_spinners: Option<usize>,
     tokio_compat: bool,
     krate: Option<Path>,
@@ -229,7 +232,11 @@ fn parse_args(input: ParseStream) -> syn::Result<Config> {
             "max_spinners" => set(&mut config.max_spinners, count(&key, &value, 0)?),
             "spin" => {
                 let lit = string(&key, &value)?;
-                let nanos = parse_spin(&lit.value()).map_err(|msg| Error::new(lit.span(), msg))?;
+                let text = lit.value();
+                let nanos = match text.as_str() {
+                    "adaptive" => None,
+                    _ => Some(parse_spin(&text).map_err(|msg| Error::new(lit.span(), msg))?),
+                };
                 set(&mut config.spin_nanos, nanos)
             }
             _ => {
@@ -307,7 +314,8 @@ fn parse_spin(text: &str) -> Result<u64, String> {
     let malformed = || {
         format!(
             "malformed `spin` duration {text:?}: expected a number and a unit \
-             (ns, us, ms or s) such as \"50us\" or \"1.5ms\", or \"0\" to turn spinning off"
+             (ns, us, ms or s) such as \"50us\" or \"1.5ms\", \"0\" to turn spinning off, \
+             or \"adaptive\""
         )
     };
     let unit_at = text
@@ -360,8 +368,10 @@ fn expansion(kind: Kind, config: Config, func: ItemFn) -> TokenStream2 {
         None => quote!(::spinpark),
     };
     let worker_threads = config.worker_threads.map(|n| quote!(.worker_threads(#n)));
+    // `spin = "adaptive"` is the `Builder`'s default policy: nothing to call.
     let spin = config
         .spin_nanos
+        .flatten()
         .map(|n| quote!(.spin(::core::time::Duration::from_nanos(#n))));
     let max_spinners = config.max_spinners.map(|n| quote!(.max_spinners(#n)));
     let tokio_compat = config.tokio_compat.then(|| quote!(.tokio_compat()));

@@ -30,3 +30,16 @@ pub fn get<T>(name: &str, default: T, parse: impl FnOnce(&str) -> Result<T, Stri
 pub fn number<T: std::str::FromStr>(s: &str) -> Result<T, String> {
     s.parse().map_err(|_| format!("not a number: {s:?}"))
 }
+
+/// Applies `--spin` to `builder`: `adaptive` (the default when the flag is absent) keeps the
+/// runtime's adaptive spin policy, a duration (`50us`, `0`) sets a fixed window. Exits with a
+/// message on bad input.
+pub fn spin(builder: spinpark::Builder) -> spinpark::Builder {
+    match value("--spin").as_deref() {
+        None | Some("adaptive") => builder,
+        Some(v) => builder.spin(crate::duration::parse(v).unwrap_or_else(|e| {
+            eprintln!("--spin {v}: {e} (or `adaptive`)");
+            std::process::exit(2)
+        })),
+    }
+}

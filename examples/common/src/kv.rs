@@ -442,7 +442,7 @@ usage: kv_server [--addr HOST:PORT] [--workers N] [--spin DURATION]
   --addr      where to listen (default 127.0.0.1:6379)
   --workers   worker threads (default: one per CPU)
   --spin      how long an idle worker spins before it parks: a number with ns, us, ms or s,
-              or 0 to turn spinning off (default: spinpark::DEFAULT_SPIN)
+              or 0 to turn spinning off (default: the runtime's adaptive policy)
 ";
 
 /// Parses the arguments after the program name; `Ok(None)` asks for the help text.

@@ -1,0 +1,353 @@
+//! The idle protocol: how a worker with nothing to do spins, then sleeps, and how work that
+//! arrives later gets somebody to run it.
+//!
+//! Three files, one idea each: this one holds [`Idle`] (the atomic word, the futex, and the
+//! argument that no wake-up is lost); `word.rs` holds the word's layout and its transitions
+//! as pure functions, tested exhaustively; `spin.rs` holds [`SpinPolicy`], the one place that
+//! decides whether and how long an idle worker spins.
+//!
+//! # Example
+//!
+//! The worker loop (`worker.rs`) drives it like this (simplified):
+//!
+//! ```text
+//! loop {
+//!     if let Some(task) = find_work() { run(task); continue; }
+//!     // Out of work: an idle period starts.
+//!     let decision = policy.begin(now);
+//!     if decision.spins() && idle.try_start_spinning() {
+//!         spin for decision's window: find_work(), poll the reactor without blocking
+//!         found => idle.stop_spinning(true, more_work_queued, ..); run it
+//!         window over => idle.stop_spinning(false, ..)
+//!     }
+//!     match idle.park(recheck = find_work, drive = block in the reactor) {
+//!         Parked::Work(task) => run(task),
+//!         Parked::Woken => go spin (we are already counted as a spinner),
+//!         Parked::Shutdown => exit,
+//!     }
+//!     // Work found after d: policy.end(period, d).
+//! }
+//! // A producer, after pushing a task anywhere: idle.notify(..) (which fences itself).
+//! ```
+//!
+//! # The idle word
+//!
+//! All idle state lives in one `AtomicU32` (laid out in `word.rs`: `sleepers`, `spinners`,
+//! `WAKING`, `DRIVER`, `DRIVER_WAKING`, `SHUTDOWN`, and an epoch), so every decision ("is
+//! anybody looking for work?", "whom do I wake?") is a single compare-and-swap and is totally
+//! ordered with every other. Each transition is a pure function from word to word; `Idle`
+//! applies it with one CAS loop (`Idle::update`). At most 255 workers. A worker is *awake*
+//! when it is neither counted in `sleepers` nor parked as the `DRIVER`. "Somebody is looking
+//! for work" means `spinners > 0` or a `WAKING` / `DRIVER_WAKING` bit is set: that worker
+//! will scan every queue before it parks.
+//!
+//! # Transitions
+//!
+//! * **Start spinning** (`try_start_spinning`): an awake worker out of work, whose spin
+//!   policy says spin, adds itself to `spinners` if `spinners` plus pending wake-ups is below
+//!   `max_spinners`. Otherwise it parks straight away, so on a small machine there are never
+//!   all cores spinning.
+//! * **Stop spinning** (`stop_spinning`): a spinner that found work, or whose window ran out,
+//!   removes itself. If it found work, it then fences and looks again: if more work is queued
+//!   behind what it took and nobody else is looking, it wakes one parked worker (**chain
+//!   wake**): a burst is spread over the workers one wake-up at a time, and never with a
+//!   thundering herd. A spinner that found a single request wakes nobody, which is what keeps
+//!   a request/response server at zero context switches per request.
+//! * **Park** (`park`): the worker *announces* itself (adds itself to `sleepers`, or, when it
+//!   is the last awake worker and a reactor exists, sets `DRIVER`), issues a `SeqCst` fence,
+//!   and *re-checks every queue*. If that finds work it *un-announces* (taking a wake-up
+//!   already decided for it, which is fungible) and runs it. Otherwise it blocks: on the futex
+//!   with the exact value it announced, or in the reactor (`Driver::park`) as the driver.
+//! * **Notify** (`notify`): a producer that made work visible (a spawn, a wake of a task)
+//!   issues a `SeqCst` fence and reads the word. If somebody is looking for work, it does
+//!   nothing: no syscall. Otherwise it *picks* one parked worker, in one CAS that bumps the
+//!   epoch: the `DRIVER` first (clear it, set `DRIVER_WAKING`, unpark the reactor), else a
+//!   futex sleeper (`sleepers -= 1`, set `WAKING`, `FUTEX_WAKE` one). Because the picked
+//!   worker is counted as "looking" from that CAS on, the next producer does not wake
+//!   another one: one wake-up per idle period, not one per task.
+//! * **Claim**: a worker returning from the futex claims `WAKING` (clears it, becomes a
+//!   spinner). `WAKING` is fungible between futex sleepers: if another one claims it first,
+//!   this one is still counted in `sleepers` and simply waits again. Likewise the driver
+//!   claims `DRIVER_WAKING`, or, when it returned on its own (I/O, a timer), clears `DRIVER`.
+//! * **Shutdown** sets `SHUTDOWN` (which also changes the word, so no `FUTEX_WAIT` can block
+//!   on an old value), then wakes every futex sleeper and the driver.
+//!
+//! # The driver
+//!
+//! A worker announces itself as the driver only when every other worker is counted in
+//! `sleepers`, so there is at most one (`DRIVER` or `DRIVER_WAKING` is set). That does *not*
+//! mean every other worker sleeps while the driver is blocked: a futex sleeper whose re-check
+//! finds work un-announces and runs it, and may then spin, poll the reactor, register timers
+//! and park on the futex again (it is not the last: the driver is not counted in `sleepers`),
+//! all while the driver stays blocked in the reactor. What the protocol keeps, and relies on:
+//!
+//! * **One driver**: `DRIVER` is set only by a CAS that saw every other worker in `sleepers`,
+//!   and cleared only by the driver itself or by the wake decision that picks it.
+//! * **Its wake-up reaches it**: [`crate::Driver::unpark`] makes the current or next `park`
+//!   return whatever other workers `poll` meanwhile (spinpark-net waits in `poll(2)` on the
+//!   epoll fd plus a private eventfd that no `epoll_wait` collects). A wake-up that a
+//!   spinner's zero-timeout poll could consume would break this: the driver, woken for
+//!   nothing, blocks again, and a `DRIVER_WAKING` that is never claimed stops every later
+//!   `notify` (the loom suite's `shared_wake_*` models show exactly that).
+//! * **It waits for the earliest timer**: while it is parked, every other worker may end up
+//!   on the futex, so nobody else will be awake when a timer is due. The reactor unparks it,
+//!   through the same wake-up, when a timer is registered with an earlier deadline than the
+//!   one it waits for.
+//!
+//! Preferring the driver when waking keeps the time it spends blocked beside awake workers
+//! short: once a worker is awake it polls the reactor itself (without blocking) while it
+//! spins, and a thread blocked in the reactor beside it would be woken by the kernel for
+//! events that the spinner is about to pick up anyway.
+//!
+//! # Why no wake-up is lost
+//!
+//! The danger is the classic one: a worker checks the queues, finds them empty, and goes to
+//! sleep just as a producer pushes a task and sees nobody to wake. Both sides follow the same
+//! shape, a store, a `SeqCst` fence, then a load:
+//!
+//! ```text
+//! worker:   announce on the word (RMW)  ; fence(SeqCst) ; load the queues
+//! producer: push onto a queue (store)   ; fence(SeqCst) ; load the word
+//! ```
+//!
+//! The two fences are totally ordered. If the worker's fence comes first, the producer's load
+//! of the word sees the announcement (or a later value), so the producer picks a parked worker
+//! and changes the word; the worker then either sees the changed value and never blocks (the
+//! futex compares the value atomically with going to sleep) or is already blocked and receives
+//! the `FUTEX_WAKE` / reactor unpark, which is issued after the change (and, for the driver,
+//! reaches it whatever other workers poll: see "The driver"). If the producer's fence
+//! comes first, the worker's re-check sees the pushed task. Either way the task is run. The
+//! epoch makes every wake decision change the word, so the value the sleeper announced is
+//! never seen again by its own `FUTEX_WAIT` once a producer has acted on it.
+//!
+//! A producer that saw `spinners > 0` relied on a spinner, which ends in one of two ways:
+//!
+//! * **It gives up**: it removes itself, then parks, which announces, fences and re-checks:
+//!   the argument above, with the spinner as the worker.
+//! * **It found work**: it removes itself (a store), fences, then loads the queues to decide
+//!   the chain wake: the same store / fence / load shape. If its fence comes first, the
+//!   producer's load sees it gone and wakes somebody (unless another worker is looking, who
+//!   is then relied on in turn); if the producer's comes first, the spinner sees the pushed
+//!   task queued and wakes somebody for it. Before issue 12 the spinner read "more work
+//!   queued" *before* removing itself: a task pushed in between was not lost (the spinner
+//!   would find it after the task it took) but waited behind that task, however long it ran,
+//!   while other workers slept. The re-check after the removal costs a fence and two loads
+//!   per idle period that found work; the `found_work_then_more_queued` loom model checks it
+//!   (and `more_read_before_the_cas_strands_work` shows the model catches the old order).
+//!
+//! The fences cost a full barrier on each side (on x86 the RMW already is one, and the fence is
+//! nearly free). Plain `Acquire`/`Release` would not do: both sides store then load different
+//! locations, which only sequential consistency orders.
+//!
+//! The protocol is model-checked with `loom` (`tests/loom_idle.rs`, with `--cfg loom`, where
+//! the futex is replaced by [`crate::futex`]'s model and the reactor by a model of its
+//! wake-up and timers, including workers that poll it beside a parked driver), its
+//! transitions are checked over every reachable word in `word.rs`'s tests, and it is
+//! stress-tested with real threads (`tests/stress.rs`).
+
+#[cfg_attr(loom, allow(dead_code))]
+mod spin;
+mod word;
+
+pub(crate) use spin::{SpinPolicy, SpinWindow};
+pub(crate) use word::{Woke, MAX_WORKERS};
+
+use crate::futex::Futex;
+use crate::sync::{fence, AtomicU32};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
+use word::{Claim, Word};
+
+/// How a call to [`Idle::park`] ended.
+#[derive(Debug)]
+pub(crate) enum Parked<T> {
+    /// The re-check after announcing found this work; the worker never blocked.
+    Work(T),
+    /// The worker blocked and was woken (or the reactor returned); it is now a spinner.
+    Woken,
+    /// The runtime is shutting down.
+    Shutdown,
+}
+
+/// The shared idle state of one runtime's workers, and its shutdown. See the module docs.
+pub(crate) struct Idle<F: Futex> {
+    word: AtomicU32,
+    futex: F,
+    workers: u32,
+    max_spinners: u32,
+}
+
+impl<F: Futex> Idle<F> {
+    /// Idle state for `workers` workers (at most [`MAX_WORKERS`]), of which at most
+    /// `max_spinners` spin at once.
+    pub(crate) fn new(futex: F, workers: usize, max_spinners: usize) -> Self {
+        assert!((1..=MAX_WORKERS).contains(&workers));
+        Self {
+            word: AtomicU32::new(Word::EMPTY.0),
+            futex,
+            workers: workers as u32,
+            max_spinners: max_spinners.clamp(1, workers) as u32,
+        }
+    }
+
+    /// The one compare-and-swap loop: `step` maps the current word to `Ok((new, r))` to
+    /// install `new` and return `r`, or to `Err(r)` to return `r` leaving the word alone.
+    /// `step` is pure (see `word.rs`) and may run several times.
+    fn update<R>(&self, mut step: impl FnMut(Word) -> Result<(Word, R), R>) -> R {
+        // SeqCst (on x86 and ARM the same instruction as Acquire): a caller that returns
+        // without writing (`Err`) acts on what it read (shutdown, "not picked", "somebody is
+        // looking"), so it must see what was published before that value; and reading the
+        // latest value in the total order saves the model checker from exploring stale reads
+        // that only make the CAS below fail and retry.
+        let mut cur = self.word.load(SeqCst);
+        loop {
+            match step(Word(cur)) {
+                Err(r) => return r,
+                Ok((new, r)) => {
+                    // SeqCst: every change of the word (announcements, removals of spinners,
+                    // wake decisions) is part of the single total order with the producers'
+                    // and parkers' fences that "Why no wake-up is lost" relies on.
+                    match self.word.compare_exchange_weak(cur, new.0, SeqCst, SeqCst) {
+                        Ok(_) => return r,
+                        Err(actual) => cur = actual,
+                    }
+                }
+            }
+        }
+    }
+
+    /// An awake worker ran out of work: may it spin? On `true` it is counted as a spinner and
+    /// must later call [`Idle::stop_spinning`].
+    pub(crate) fn try_start_spinning(&self) -> bool {
+        let max = self.max_spinners;
+        self.update(|w| w.start_spinning(max).map(|n| (n, true)).ok_or(false))
+    }
+
+    /// A spinner stops spinning: it `found_work`, or its window ran out. When it found work,
+    /// it then re-checks `more_work` (is anything queued behind what it took?) and, if so,
+    /// wakes one parked worker unless somebody else is looking (the chain wake);
+    /// `unpark_driver` is called if that is the worker blocked in the reactor. The re-check
+    /// comes after the removal so that a producer that relied on this spinner is never left
+    /// waiting behind the task it took (see "Why no wake-up is lost").
+    pub(crate) fn stop_spinning(
+        &self,
+        found_work: bool,
+        more_work: impl FnOnce() -> bool,
+        unpark_driver: impl FnOnce(),
+    ) -> Woke {
+        self.update(|w| Ok((w.stop_spinning(), ())));
+        if !found_work {
+            // It parks next, and the announcement re-checks every queue.
+            return Woke::Nobody;
+        }
+        // SeqCst fence: the removal (a store) above, then this fence, then the loads of the
+        // queues, against a producer's push, fence, load of the word.
+        fence(SeqCst);
+        if !more_work() {
+            return Woke::Nobody;
+        }
+        self.wake_one(unpark_driver)
+    }
+
+    /// A producer made work visible (pushed a task onto any queue). Wakes one parked worker
+    /// unless somebody is already looking for work. Issues the `SeqCst` fence between the
+    /// caller's push and its read of the word itself: the caller issues none.
+    pub(crate) fn notify(&self, unpark_driver: impl FnOnce()) -> Woke {
+        // SeqCst fence: pairs with the fence in `park` after the announcement (and the one in
+        // `stop_spinning` after a removal); see "Why no wake-up is lost".
+        fence(SeqCst);
+        self.wake_one(unpark_driver)
+    }
+
+    /// The wake decision and its delivery; the caller has fenced.
+    fn wake_one(&self, unpark_driver: impl FnOnce()) -> Woke {
+        let woke = self.update(|w| w.pick().ok_or(Woke::Nobody));
+        match woke {
+            Woke::Nobody => {}
+            Woke::Sleeper => self.futex.wake(&self.word, 1),
+            Woke::Driver => unpark_driver(),
+        }
+        woke
+    }
+
+    /// Parks the calling worker, which is awake and not spinning.
+    ///
+    /// `recheck` scans every queue once after the announcement. `drive`, when given, blocks in
+    /// the reactor until an event, a timer, or an unpark; the worker uses it only when it is the
+    /// last awake worker, and otherwise sleeps on the futex.
+    pub(crate) fn park<T>(
+        &self,
+        mut recheck: impl FnMut() -> Option<T>,
+        mut drive: Option<&mut dyn FnMut()>,
+    ) -> Parked<T> {
+        let (workers, can_drive) = (self.workers, drive.is_some());
+        // Announce: one CAS that adds us to `sleepers` or makes us the driver.
+        let Some((announced, as_driver)) = self.update(|w| match w.announce(workers, can_drive) {
+            Some((new, d)) => Ok((new, Some((new, d)))),
+            None => Err(None),
+        }) else {
+            return Parked::Shutdown;
+        };
+        // SeqCst fence: orders the announcement before the re-check's loads of the queues,
+        // against the producer's push / fence / load of the word.
+        fence(SeqCst);
+        if let Some(work) = recheck() {
+            self.update(|w| Ok((w.unannounce(as_driver), ())));
+            return Parked::Work(work);
+        }
+
+        if as_driver {
+            if let Some(drive) = drive.as_mut() {
+                drive();
+            }
+            // Returned on its own, or picked: either way claim and become a spinner.
+            return match self.update(|w| w.claim_driver().map(|n| (n, true)).ok_or(false)) {
+                true => Parked::Woken,
+                false => Parked::Shutdown,
+            };
+        }
+
+        // A futex sleeper: wait on the exact value we announced, then try to claim WAKING.
+        let mut expected = announced;
+        loop {
+            self.futex.wait(&self.word, expected.0);
+            let claimed = self.update(|w| match w.claim_sleeper() {
+                Claim::Woken(new) => Ok((new, Ok(Parked::Woken))),
+                Claim::Shutdown => Err(Ok(Parked::Shutdown)),
+                // Spurious, or another sleeper claimed the wake-up first. We are still
+                // counted in `sleepers` (sleepers + WAKING = futex waiters), so wait on the
+                // current value: any later wake decision changes it.
+                Claim::NotPicked => Err(Err(w)),
+            });
+            match claimed {
+                Ok(parked) => return parked,
+                Err(now) => {
+                    debug_assert!(now.sleepers() > 0, "a futex sleeper must be counted");
+                    expected = now;
+                }
+            }
+        }
+    }
+
+    /// Stops the protocol: nobody parks any more, and every parked worker is woken. Calls
+    /// `unpark_driver` so a worker blocked in the reactor returns too.
+    pub(crate) fn shutdown(&self, unpark_driver: impl FnOnce()) {
+        // The CAS is SeqCst, ordered with every announcement: a worker either sees SHUTDOWN
+        // before it blocks or is already blocked and gets the wake below.
+        self.update(|w| Ok((w.shutdown(), ())));
+        self.futex.wake(&self.word, u32::MAX);
+        unpark_driver();
+    }
+
+    /// Whether [`Idle::shutdown`] was called.
+    pub(crate) fn is_shutdown(&self) -> bool {
+        // Acquire: a worker that sees SHUTDOWN stops; nothing else is read through this.
+        Word(self.word.load(Acquire)).is_shutdown()
+    }
+
+    /// A snapshot for metrics and tests: (sleepers, spinners, driver parked).
+    pub(crate) fn snapshot(&self) -> (u32, u32, bool) {
+        // Relaxed: a statistic.
+        let w = Word(self.word.load(Relaxed));
+        (w.sleepers(), w.spinners(), w.driver_parked())
+    }
+}
