@@ -187,6 +187,11 @@ fn main() {
             "spinpark" => "spinpark",
             "tokio" => "tokio",
             "kv" => "kv",
+            #[cfg(feature = "tokio-compat")]
+            other if compat::SERVERS.contains(&other) => compat::SERVERS
+                .into_iter()
+                .find(|s| *s == other)
+                .expect("just checked"),
             other => usage_error(format!("--serve: unknown server {other:?}")),
         };
         let spec = Spec::new(runtime, opts.workers)

@@ -14,9 +14,10 @@
 //!   `tokio::net::TcpStream` to a second local echo server (a blocking thread in the server
 //!   process), as a handler calling a database or a cache does.
 //!
-//! Remote layout: the server process pins itself to CPU 1 (one spinpark worker, plus the
-//! compat runtime's one tokio thread; or one tokio worker), the load generator to CPU 0; on a
-//! machine with fewer than 2 CPUs nothing is pinned. The client is `sync T=1` (one request in
+//! Remote layout (`pin::Layout::remote`): the server process (one spinpark worker, plus the
+//! compat runtime's one tokio thread; or one tokio worker) on one CPU set, the load generator
+//! on the other (CPU 1 and CPU 0 on 2 CPUs); on a machine with fewer than 2 CPUs nothing is
+//! pinned. The client is `sync T=1` (one request in
 //! flight). Reported: req/s, p50 latency, and the server's context switches per request,
 //! medians over the rounds.
 
@@ -56,6 +57,14 @@ impl Extra {
     }
 }
 
+/// Every `--serve` name [`Extra::serve_name`] gives.
+pub const SERVERS: [&str; 4] = [
+    "spinpark-compat:sleep0",
+    "spinpark-compat:backend",
+    "tokio-compat:sleep0",
+    "tokio-compat:backend",
+];
+
 /// The server runtimes this mode starts (`--serve NAME`).
 const RUNTIMES: [&str; 2] = ["spinpark", "tokio"];
 
@@ -66,15 +75,25 @@ pub fn run(opts: &Options) {
     } else {
         Duration::from_secs(3)
     };
+    // The remote layout: servers on one CPU set, this load generator (and the client threads
+    // it starts, which inherit its affinity) on the other.
+    let (server_cpus, client_cpus) = match pin::Layout::remote() {
+        Some(pin::Layout::Remote { server, client }) => (server, client),
+        _ => {
+            eprintln!("compat: fewer than 2 CPUs, not pinning");
+            (pin::allowed(), pin::allowed())
+        }
+    };
+    if let Err(e) = pin::pin_current(&client_cpus) {
+        eprintln!("compat: pinning the load generator: {e}");
+    }
     let mut rows = Vec::new();
     for extra in [Extra::Sleep0, Extra::Backend] {
         let mut samples: [Vec<Sample>; 2] = [Vec::new(), Vec::new()];
-        // The server pins itself to CPU 1 (see `serve`); start it there too.
-        let cpus = server_cpus();
         let mut servers: Vec<Server> = (0..RUNTIMES.len())
             .map(|ri| {
                 let spec = Spec::new(extra.serve_name(ri), 1).spin(opts.spin);
-                Server::start(&spec, &cpus)
+                Server::start(&spec, &server_cpus)
             })
             .collect();
         for round in 0..opts.rounds {
@@ -91,7 +110,7 @@ pub fn run(opts: &Options) {
                 std::thread::sleep(Duration::from_millis(20));
                 let s0 = server.usage();
                 let c0 = Usage::now();
-                let r = on_cpu(0, || load::sync(server.addr, 1, dur));
+                let r = load::sync(server.addr, 1, dur);
                 let c = Usage::now().since(c0);
                 let s = server.usage().since(s0);
                 let caps = Caps {
@@ -127,16 +146,6 @@ pub fn run(opts: &Options) {
     }
 }
 
-/// The CPUs of the server process: CPU 1 where there are two, else whatever is allowed.
-fn server_cpus() -> Vec<usize> {
-    let allowed = pin::allowed();
-    if allowed.contains(&1) && allowed.contains(&0) {
-        vec![1]
-    } else {
-        allowed
-    }
-}
-
 fn median(runs: &[Sample], f: fn(&Sample) -> f64) -> f64 {
     let mut v: Vec<f64> = runs.iter().map(f).collect();
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -155,7 +164,6 @@ pub fn serve(runtime: &str, spin: Option<crate::server::Spin>) {
         "backend" => Extra::Backend,
         other => panic!("unknown compat handler {other:?} in {runtime:?}"),
     };
-    pin_to(1);
     let backend = start_backend();
     match rt {
         "spinpark-compat" => serve_spinpark(extra, backend, spin),
@@ -308,46 +316,4 @@ async fn tokio_conn(
         extra_await(extra, &mut backend).await?;
         stream.get_mut().write_all(&frame).await?;
     }
-}
-
-/// Pins the calling thread (and the threads it starts afterwards) to `cpu`, if the machine
-/// has at least two CPUs.
-fn pin_to(cpu: usize) {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if cpus < 2 {
-        eprintln!("compat: fewer than 2 CPUs, not pinning");
-        return;
-    }
-    // SAFETY: cpu_set_t is plain old data (all-zero is the empty set); CPU_SET writes inside
-    // it for cpu < CPU_SETSIZE, and sched_setaffinity reads the valid set on our stack.
-    let rc = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
-    };
-    if rc != 0 {
-        eprintln!(
-            "compat: pinning to CPU {cpu}: {}",
-            io::Error::last_os_error()
-        );
-    }
-}
-
-/// Runs `f` with the calling thread pinned to `cpu`, then restores its affinity.
-fn on_cpu<R>(cpu: usize, f: impl FnOnce() -> R) -> R {
-    // SAFETY: as in `pin_to`; sched_getaffinity fills the valid set on our stack.
-    let (saved, rc) = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        let rc = libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
-        (set, rc)
-    };
-    pin_to(cpu);
-    let out = f();
-    if rc == 0 {
-        // SAFETY: `saved` is the valid set sched_getaffinity filled above.
-        unsafe {
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &saved);
-        }
-    }
-    out
 }
