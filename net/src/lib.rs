@@ -44,6 +44,9 @@
 #![warn(missing_docs)]
 
 mod addr;
+// `#[macro_use]`: tcp and unix define their stream halves with `stream_halves!`.
+#[macro_use]
+mod halves;
 pub mod io;
 mod io_source;
 mod reactor;
