@@ -52,6 +52,9 @@ mod io_source;
 mod reactor;
 mod readiness;
 pub mod signal;
+// `#[macro_use]`: tcp and unix write their shared stream methods with `stream_io_methods!`.
+#[macro_use]
+mod stream_methods;
 mod sys;
 // `#[macro_use]`: the unix stream reuses tcp's `AsyncRead`/`AsyncWrite` impl macros.
 #[macro_use]

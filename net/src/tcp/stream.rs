@@ -1,9 +1,9 @@
 //! [`TcpStream`]: a connected TCP socket with `futures-io`'s `AsyncRead` and `AsyncWrite`.
 
 use std::future::poll_fn;
-use std::io::{self, IoSlice, Read, Write};
+use std::io::{self, IoSlice, Write};
 use std::mem::MaybeUninit;
-use std::net::{Shutdown, SocketAddr};
+use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::task::{Context, Poll};
 
@@ -175,87 +175,11 @@ impl TcpStream {
         self.io.get().nodelay()
     }
 
-    /// Shuts down the read side, the write side, or both.
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
-    /// stream.shutdown(std::net::Shutdown::Write).unwrap(); // the peer reads end of stream
-    /// # });
-    /// ```
-    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        self.io.get().shutdown(how)
-    }
-
-    /// Takes the socket's pending error (`SO_ERROR`).
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
-    /// assert!(stream.take_error().unwrap().is_none());
-    /// # });
-    /// ```
-    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        self.io.get().take_error()
-    }
-
-    /// Waits until the stream may be readable (a read may still return `WouldBlock`).
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
-    /// stream.writable().await.unwrap();
-    /// let _ = stream.try_read(&mut [0; 16]); // WouldBlock until the peer writes
-    /// # });
-    /// ```
-    pub async fn readable(&self) -> io::Result<()> {
-        poll_fn(|cx| self.io.poll_ready(Direction::Read, cx)).await
-    }
-
-    /// Waits until the stream may be writable (a write may still return `WouldBlock`).
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
-    /// stream.writable().await.unwrap();
-    /// assert_eq!(stream.try_write(b"hi").unwrap(), 2);
-    /// # });
-    /// ```
-    pub async fn writable(&self) -> io::Result<()> {
-        poll_fn(|cx| self.io.poll_ready(Direction::Write, cx)).await
-    }
-
-    /// Reads what is available now, without waiting: `WouldBlock` if nothing is.
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
-    /// match stream.try_read(&mut [0; 16]) {
-    ///     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {} // nothing yet
-    ///     r => { r.unwrap(); }
-    /// }
-    /// # });
-    /// ```
-    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.try_io(Direction::Read, |s| (&*s).read(buf))
-    }
-
-    /// Writes what fits now, without waiting: `WouldBlock` if nothing does.
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
-    /// assert_eq!(stream.try_write(b"ping").unwrap(), 4);
-    /// # });
-    /// ```
-    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io.try_io(Direction::Write, |s| (&*s).write(buf))
+    stream_io_methods! {
+        setup: [
+            r#"# let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();"#,
+            r#"# let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();"#,
+        ],
     }
 
     /// Whether epoll reported that the peer closed its sending side.
@@ -327,16 +251,6 @@ impl TcpStream {
         self.io.poll_transfer(Direction::Read, cx, len, |s| {
             recv_uninit(s.as_raw_fd(), buf)
         })
-    }
-
-    pub(crate) fn poll_read_priv(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        let len = buf.len();
-        self.io
-            .poll_transfer(Direction::Read, cx, len, |s| (&*s).read(buf))
     }
 
     pub(crate) fn poll_write_priv(
