@@ -1,5 +1,5 @@
 //! Thin, checked wrappers over the Linux calls the reactor makes: epoll, eventfd, and the
-//! `poll` the parked driver blocks in.
+//! `poll` the parked driver blocks in; and the `socket(2)` every stream socket starts from.
 //!
 //! Every error comes back as an `io::Error` that names the call, so a failure reads as
 //! "epoll_ctl(ADD, fd 7): Bad file descriptor" rather than a bare errno.
@@ -15,6 +15,20 @@ fn check(ret: libc::c_int, what: impl FnOnce() -> String) -> io::Result<libc::c_
     } else {
         Ok(ret)
     }
+}
+
+/// A new non-blocking, close-on-exec stream socket in `domain` (`AF_INET`, `AF_INET6`,
+/// `AF_UNIX`). The error is `socket(2)`'s own, for the caller to give context.
+pub(crate) fn stream_socket(domain: libc::c_int) -> io::Result<OwnedFd> {
+    let flags = libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
+    // SAFETY: socket(2) takes no pointers.
+    let fd = unsafe { libc::socket(domain, flags, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a fresh socket owned by nobody else; the OwnedFd now owns (and will
+    // close) it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// An epoll instance.

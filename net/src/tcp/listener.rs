@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::FromRawFd;
+use std::os::fd::AsRawFd;
 use std::pin::Pin;
 use std::sync::Mutex;
 use std::task::{ready, Context, Poll};
@@ -232,20 +232,9 @@ fn listen_on(addr: SocketAddr, backlog: u32) -> io::Result<std::net::TcpListener
     } else {
         libc::AF_INET6
     };
-    // SAFETY: socket(2) takes no pointers; a non-negative result is a new fd we own.
-    let fd = unsafe {
-        libc::socket(
-            domain,
-            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-            0,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `fd` is a fresh socket owned by nobody else; the std listener now owns (and will
-    // close) it, also on the error paths below.
-    let listener = unsafe { std::net::TcpListener::from_raw_fd(fd) };
+    // The std listener owns (and will close) the socket, also on the error paths below.
+    let listener = std::net::TcpListener::from(crate::sys::stream_socket(domain)?);
+    let fd = listener.as_raw_fd();
     let one: libc::c_int = 1;
     // SAFETY: passes a valid c_int on our stack and its size.
     let r = unsafe {

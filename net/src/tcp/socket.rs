@@ -2,7 +2,7 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use super::stream::sockaddr;
 use super::{TcpListener, TcpStream};
@@ -76,17 +76,9 @@ impl TcpSocket {
     }
 
     fn new(domain: libc::c_int) -> io::Result<TcpSocket> {
-        // SAFETY: socket(2) takes no pointers; a non-negative result is a new fd we own.
-        let fd = unsafe {
-            libc::socket(
-                domain,
-                libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                0,
-            )
-        };
-        check(fd, || "socket".into())?;
-        // SAFETY: `fd` is a fresh socket owned by nobody else.
-        let socket = unsafe { std::net::TcpStream::from_raw_fd(fd) };
+        let fd = crate::sys::stream_socket(domain)
+            .map_err(|e| io::Error::new(e.kind(), format!("socket: {e}")))?;
+        let socket = std::net::TcpStream::from(fd);
         Ok(TcpSocket { socket })
     }
 

@@ -4,7 +4,7 @@ use std::future::poll_fn;
 use std::io::{self, IoSlice, Write};
 use std::mem::MaybeUninit;
 use std::net::SocketAddr;
-use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::task::{Context, Poll};
 
 use crate::io_source::IoSource;
@@ -287,20 +287,9 @@ fn start_connect(addr: SocketAddr) -> io::Result<std::net::TcpStream> {
     } else {
         libc::AF_INET6
     };
-    // SAFETY: socket(2) takes no pointers; a non-negative result is a new fd we own.
-    let fd = unsafe {
-        libc::socket(
-            domain,
-            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-            0,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `fd` is a fresh socket owned by nobody else; the std stream now owns (and will
-    // close) it, also on the error paths below.
-    let stream = unsafe { std::net::TcpStream::from_raw_fd(fd) };
+    // The std stream owns (and will close) the socket, also on the error paths below.
+    let stream = std::net::TcpStream::from(crate::sys::stream_socket(domain)?);
+    let fd = stream.as_raw_fd();
     let (storage, len) = sockaddr(&addr);
     // SAFETY: `storage` holds a valid sockaddr of `len` bytes for `addr`'s family.
     let r = unsafe { libc::connect(fd, (&storage as *const libc::sockaddr_storage).cast(), len) };

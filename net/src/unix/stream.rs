@@ -3,7 +3,7 @@
 
 use std::future::poll_fn;
 use std::io::{self, IoSlice};
-use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::SocketAddr;
 use std::path::Path;
@@ -256,20 +256,9 @@ fn start_connect(path: &Path) -> io::Result<(std::os::unix::net::UnixStream, boo
     for (dst, &src) in addr.sun_path.iter_mut().zip(bytes) {
         *dst = src as libc::c_char;
     }
-    // SAFETY: socket(2) takes no pointers; a non-negative result is a new fd we own.
-    let fd = unsafe {
-        libc::socket(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-            0,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `fd` is a fresh socket owned by nobody else; the std stream now owns (and will
-    // close) it, also on the error paths below.
-    let stream = unsafe { std::os::unix::net::UnixStream::from_raw_fd(fd) };
+    // The std stream owns (and will close) the socket, also on the error paths below.
+    let stream = std::os::unix::net::UnixStream::from(crate::sys::stream_socket(libc::AF_UNIX)?);
+    let fd = stream.as_raw_fd();
     let len = std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1;
     // SAFETY: `addr` is a valid sockaddr_un and `len` does not exceed its size.
     let r = unsafe {
