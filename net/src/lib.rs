@@ -43,6 +43,9 @@
 
 #![warn(missing_docs)]
 
+// `#[macro_use]`: tcp and unix define their `Accept` future with `accept_future!`.
+#[macro_use]
+mod accept_future;
 mod addr;
 // `#[macro_use]`: tcp and unix define their stream halves with `stream_halves!`.
 #[macro_use]
