@@ -112,5 +112,22 @@ macro_rules! stream_io_methods {
             self.io
                 .poll_transfer(dir, cx, len, |s| std::io::Read::read(&mut &*s, buf))
         }
+
+        pub(crate) fn poll_write_vectored_priv(
+            &self,
+            cx: &mut std::task::Context<'_>,
+            bufs: &[std::io::IoSlice<'_>],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            // sendmsg takes at most IOV_MAX slices. Offer only those, and judge a short count
+            // against their length: bytes left in the slices past the limit are not a sign
+            // that the socket buffer is full, and clearing WRITABLE for them would wait for an
+            // edge that never comes.
+            let bufs = &bufs[..bufs.len().min(crate::sys::IOV_MAX)];
+            let len = bufs.iter().map(|b| b.len()).sum();
+            let dir = crate::readiness::Direction::Write;
+            self.io.poll_transfer(dir, cx, len, |s| {
+                crate::sys::send_vectored(std::os::fd::AsRawFd::as_raw_fd(s), bufs)
+            })
+        }
     };
 }

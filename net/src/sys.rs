@@ -194,3 +194,25 @@ impl EventFd {
         unsafe { libc::read(self.raw(), (&mut buf as *mut u64).cast(), 8) };
     }
 }
+
+/// The most slices one `sendmsg` takes (Linux's `UIO_MAXIOV`, POSIX's `IOV_MAX`); more is
+/// `EMSGSIZE`.
+pub(crate) const IOV_MAX: usize = libc::UIO_MAXIOV as usize;
+
+/// `sendmsg` with `MSG_NOSIGNAL`: a vectored write that reports a closed peer as `EPIPE`.
+/// `bufs` must hold at most [`IOV_MAX`] slices.
+pub(crate) fn send_vectored(fd: RawFd, bufs: &[std::io::IoSlice<'_>]) -> io::Result<usize> {
+    debug_assert!(bufs.len() <= IOV_MAX);
+    // SAFETY: msghdr is plain old data; zero is valid for every field we leave unset.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    // IoSlice is guaranteed ABI-compatible with iovec on Unix; sendmsg only reads it.
+    msg.msg_iov = bufs.as_ptr() as *mut libc::iovec;
+    msg.msg_iovlen = bufs.len() as _;
+    // SAFETY: `msg` points at `bufs`, which outlive the call; the kernel only reads them.
+    let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}

@@ -226,3 +226,29 @@ fn try_read_and_readable() {
         assert_eq!((&b).read(&mut buf).await.unwrap(), 0);
     }));
 }
+
+#[test]
+fn a_vectored_write_of_more_slices_than_iov_max_keeps_the_socket_writable() {
+    use std::io::IoSlice;
+    rt().block_on(async {
+        let (mut stream, mut other) = UnixStream::pair().unwrap();
+        const SLICES: usize = 2000;
+        let bytes: Vec<u8> = (0..SLICES).map(|i| i as u8).collect();
+        let slices: Vec<IoSlice<'_>> = bytes.chunks(1).map(IoSlice::new).collect();
+        // sendmsg takes 1024 slices at most: a short count that says nothing about the socket
+        // buffer, which has room for far more.
+        let n = guard("write_vectored", stream.write_vectored(&slices))
+            .await
+            .unwrap();
+        assert!(n > 0 && n <= 1024, "{n} bytes from 1-byte slices");
+        // Nobody has read anything, so no new readiness edge can have arrived: the socket must
+        // still count as writable, and a plain write goes straight through.
+        assert_eq!(stream.try_write(b"t").unwrap(), 1);
+        let mut got = vec![0u8; n + 1];
+        guard("reading it all", other.read_exact(&mut got))
+            .await
+            .unwrap();
+        assert_eq!(&got[..n], &bytes[..n]);
+        assert_eq!(got[n], b't');
+    });
+}

@@ -1,7 +1,7 @@
 //! [`TcpStream`]: a connected TCP socket with `futures-io`'s `AsyncRead` and `AsyncWrite`.
 
 use std::future::poll_fn;
-use std::io::{self, IoSlice, Write};
+use std::io::{self, Write};
 use std::mem::MaybeUninit;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
@@ -262,22 +262,6 @@ impl TcpStream {
         self.io
             .poll_transfer(Direction::Write, cx, buf.len(), |s| (&*s).write(buf))
     }
-
-    pub(crate) fn poll_write_vectored_priv(
-        &self,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        // sendmsg takes at most IOV_MAX slices. Offer only those, and judge a short count
-        // against their length: bytes left in the slices past the limit are not a sign that
-        // the socket buffer is full, and clearing WRITABLE for them would wait for an edge
-        // that never comes.
-        let bufs = &bufs[..bufs.len().min(IOV_MAX)];
-        let len = bufs.iter().map(|b| b.len()).sum();
-        self.io.poll_transfer(Direction::Write, cx, len, |s| {
-            send_vectored(s.as_raw_fd(), bufs)
-        })
-    }
 }
 
 /// Creates a non-blocking socket and starts connecting it.
@@ -343,28 +327,6 @@ fn recv_uninit(fd: RawFd, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
     // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the duration of the call and
     // recv only writes into it (it never reads it), so uninitialised memory is fine.
     let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
-    if n < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
-    }
-}
-
-/// The most slices one `sendmsg` takes (Linux's `UIO_MAXIOV`, POSIX's `IOV_MAX`); more is
-/// `EMSGSIZE`.
-const IOV_MAX: usize = libc::UIO_MAXIOV as usize;
-
-/// `sendmsg` with `MSG_NOSIGNAL`: a vectored write that reports a closed peer as `EPIPE`.
-/// `bufs` must hold at most [`IOV_MAX`] slices.
-fn send_vectored(fd: RawFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-    debug_assert!(bufs.len() <= IOV_MAX);
-    // SAFETY: msghdr is plain old data; zero is valid for every field we leave unset.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    // IoSlice is guaranteed ABI-compatible with iovec on Unix; sendmsg only reads it.
-    msg.msg_iov = bufs.as_ptr() as *mut libc::iovec;
-    msg.msg_iovlen = bufs.len() as _;
-    // SAFETY: `msg` points at `bufs`, which outlive the call; the kernel only reads them.
-    let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL) };
     if n < 0 {
         Err(io::Error::last_os_error())
     } else {

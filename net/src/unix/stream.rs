@@ -2,7 +2,7 @@
 //! `AsyncWrite`.
 
 use std::future::poll_fn;
-use std::io::{self, IoSlice};
+use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::SocketAddr;
@@ -189,40 +189,12 @@ impl UnixStream {
             send(s.as_raw_fd(), buf)
         })
     }
-
-    pub(crate) fn poll_write_vectored_priv(
-        &self,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let len = bufs.iter().map(|b| b.len()).sum();
-        self.io.poll_transfer(Direction::Write, cx, len, |s| {
-            send_vectored(s.as_raw_fd(), bufs)
-        })
-    }
 }
 
 /// `send` with `MSG_NOSIGNAL`: a closed peer is an `EPIPE` error, never a SIGPIPE.
 fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
     // SAFETY: `buf` is valid for `buf.len()` bytes for the duration of the call.
     let n = unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), libc::MSG_NOSIGNAL) };
-    if n < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
-    }
-}
-
-/// `sendmsg` with `MSG_NOSIGNAL`: a vectored write that reports a closed peer as `EPIPE`.
-fn send_vectored(fd: RawFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-    // SAFETY: msghdr is plain old data; zero is valid for every field we leave unset.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    // IoSlice is ABI-compatible with iovec on Unix; sendmsg only reads it. At most
-    // UIO_MAXIOV buffers go in one call (more would be EINVAL); the caller sees a short write.
-    msg.msg_iov = bufs.as_ptr() as *mut libc::iovec;
-    msg.msg_iovlen = bufs.len().min(libc::UIO_MAXIOV as usize) as _;
-    // SAFETY: `msg` points at `bufs`, which outlive the call; the kernel only reads them.
-    let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL) };
     if n < 0 {
         Err(io::Error::last_os_error())
     } else {
