@@ -35,7 +35,7 @@ use crate::handle::Handle;
 use crate::idle::{Idle, SpinPolicy, MAX_WORKERS};
 use crate::join::JoinHandle;
 use crate::metrics::{GlobalCounters, RuntimeMetrics, WorkerCounters};
-use crate::scheduler::{steal_retrying, Shared, ThreadHook};
+use crate::scheduler::{Shared, ThreadHook};
 use crate::tasks::TaskList;
 use crate::thread_context::within;
 
@@ -381,6 +381,7 @@ impl Builder {
             policy,
             driver: OnceLock::new(),
             driver_polling: AtomicBool::new(false),
+            drained: AtomicBool::new(false),
             tasks: Arc::new(TaskList::new()),
             counters: (0..workers).map(|_| WorkerCounters::default()).collect(),
             global: GlobalCounters::default(),
@@ -669,9 +670,7 @@ impl Runtime {
         // Every task still alive waits on something outside the queues; waking it now drops
         // it (see `Shared::schedule`).
         shared.tasks.wake_all();
-        while let Some(r) = steal_retrying(|| shared.injector.steal()) {
-            drop(r);
-        }
+        shared.drain_after_shutdown();
         shared.blocking.shutdown(deadline);
     }
 }

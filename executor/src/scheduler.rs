@@ -10,6 +10,7 @@
 //! LIFO slot is the exception, because its owner runs it next anyway.
 
 use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::OnceLock;
 
 use async_task::Runnable;
@@ -34,6 +35,9 @@ pub(crate) struct Shared {
     pub(crate) driver: OnceLock<Box<dyn Driver>>,
     /// Held by the one spinner that polls the driver, so spinners do not pile into epoll.
     pub(crate) driver_polling: AtomicBool,
+    /// Set by shutdown once it has dropped the tasks left in the injector: from then on a
+    /// task woken late (from another thread) is dropped by whoever wakes it.
+    pub(crate) drained: AtomicBool,
     pub(crate) tasks: std::sync::Arc<crate::tasks::TaskList>,
     pub(crate) counters: Vec<WorkerCounters>,
     pub(crate) global: GlobalCounters,
@@ -49,8 +53,19 @@ impl Shared {
     /// instead of into the LIFO slot.
     pub(crate) fn schedule(&self, runnable: Runnable, woken_while_running: bool) {
         if self.idle.is_shutdown() {
-            // Dropping a runnable drops its future: the runtime is gone, nobody will run it.
-            drop(runnable);
+            // The runtime is gone and nobody will run the task: its future must be dropped,
+            // but not here. A waker is often called with a lock held (h2 wakes its connection
+            // task under its streams lock) and the future's destructor may take that very
+            // lock. The injector is drained, and its tasks dropped, by the shutting-down
+            // thread once no worker runs (`Runtime::stop`).
+            self.injector.push(runnable);
+            // SeqCst: pairs with the store and fence in `drain_after_shutdown`. Either that
+            // drain sees this push, or this load sees `drained` and we drain ourselves, so no
+            // task is stranded in the injector.
+            std::sync::atomic::fence(SeqCst);
+            if self.drained.load(SeqCst) {
+                self.drop_injected();
+            }
             return;
         }
         context::with_worker(|local| match local {
@@ -65,6 +80,23 @@ impl Shared {
             }
             _ => self.push_remote(runnable),
         })
+    }
+
+    /// Shutdown's last step for the injector: drops every task in it, and makes later wakes
+    /// drop theirs (see `schedule`).
+    pub(crate) fn drain_after_shutdown(&self) {
+        self.drop_injected();
+        self.drained.store(true, SeqCst);
+        // SeqCst: see `schedule`.
+        std::sync::atomic::fence(SeqCst);
+        self.drop_injected();
+    }
+
+    /// Drops every task in the injector (dropping one may wake, and so queue, others).
+    fn drop_injected(&self) {
+        while let Some(r) = steal_retrying(|| self.injector.steal()) {
+            drop(r);
+        }
     }
 
     /// Schedules a newly spawned task: like a woken one (on a worker, into the LIFO slot,

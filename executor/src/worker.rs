@@ -92,7 +92,8 @@ pub(crate) fn run(
         };
         w.run_loop();
         // Shutdown: drop what is still queued here. Dropping a runnable drops its future,
-        // whose destructor may wake other tasks; `schedule` drops those too once shut down.
+        // whose destructor may wake other tasks; once shut down, `schedule` puts those in the
+        // injector, which the shutting-down thread drains.
         while let Some(r) = local.lifo.take().or_else(|| local.queue.pop()) {
             drop(r);
         }

@@ -351,3 +351,59 @@ fn thread_stop_hook_panicking_does_not_abort() {
         assert_eq!(stopped.load(SeqCst), 2);
     });
 }
+
+/// A pending future that hands its waker to a shared slot and whose destructor takes that
+/// slot's lock: h2's connection task and its stream handles have this shape.
+struct LockOnDrop(Arc<std::sync::Mutex<Option<std::task::Waker>>>);
+
+impl Future for LockOnDrop {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        *self.0.lock().unwrap() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+impl Drop for LockOnDrop {
+    fn drop(&mut self) {
+        drop(self.0.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+}
+
+#[test]
+fn a_task_woken_under_a_lock_its_destructor_takes_is_dropped_at_shutdown_without_deadlock() {
+    within("dropping the runtime", || {
+        let slot = Arc::new(std::sync::Mutex::new(None::<std::task::Waker>));
+        let in_hook = slot.clone();
+        // A worker stopping (the runtime is shut down by then) wakes the task while holding
+        // the lock its destructor takes: dropping the task right inside that wake would take
+        // the lock again on the same thread.
+        let rt = Builder::new()
+            .worker_threads(2)
+            .on_thread_stop(move || {
+                let mut waker = in_hook.lock().unwrap();
+                if let Some(w) = waker.take() {
+                    w.wake();
+                }
+            })
+            .build()
+            .unwrap();
+        let (polled_tx, polled_rx) = mpsc::channel();
+        let task = LockOnDrop(slot.clone());
+        rt.spawn(async move {
+            let mut task = Box::pin(task);
+            futures_util::future::poll_fn(|cx| {
+                let _ = task.as_mut().poll(cx);
+                let _ = polled_tx.send(());
+                Poll::<()>::Pending
+            })
+            .await
+        });
+        polled_rx.recv().unwrap();
+        assert!(
+            slot.lock().unwrap().is_some(),
+            "the task's waker is in the slot"
+        );
+        drop(rt);
+    });
+}
