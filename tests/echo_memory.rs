@@ -4,40 +4,12 @@
 
 use examples_common::echo_proto::{serve_futures_io, DEFAULT_MAX_FRAME};
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::task::{Context, Poll};
 
-/// The system allocator, counting the bytes currently allocated.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded to `System` unchanged; the counter is only bookkeeping.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size(), Relaxed);
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Relaxed);
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size, Relaxed);
-        LIVE.fetch_sub(layout.size(), Relaxed);
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+mod counting_alloc;
 
 /// A client that sent `sent`, then waits (reads are `Pending` from then on).
 struct Stalled {
@@ -79,7 +51,7 @@ fn headers_announcing_16_mib_cost_what_was_sent_not_what_was_announced() {
     const CONNECTIONS: usize = 8;
     let mut header = (DEFAULT_MAX_FRAME as u32).to_be_bytes().to_vec();
     header.extend_from_slice(b"a few payload bytes");
-    let before = LIVE.load(Relaxed);
+    let before = counting_alloc::live();
     let mut served: Vec<_> = (0..CONNECTIONS)
         .map(|_| {
             Box::pin(serve_futures_io(
@@ -98,7 +70,7 @@ fn headers_announcing_16_mib_cost_what_was_sent_not_what_was_announced() {
             "the frame is incomplete"
         );
     }
-    let per_connection = (LIVE.load(Relaxed).saturating_sub(before)) / CONNECTIONS;
+    let per_connection = (counting_alloc::live().saturating_sub(before)) / CONNECTIONS;
     // A 16 KiB read buffer and at most a 64 KiB frame reserve each; the old code held 16 MiB.
     assert!(
         per_connection < 256 << 10,

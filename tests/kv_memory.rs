@@ -6,47 +6,12 @@
 use examples_common::kv::{exec, serve_conn, Store};
 use examples_common::resp::{encode_command, Reply};
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::task::{Context, Poll};
 
-/// The system allocator, counting the bytes allocated now and at the most.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(by: usize) {
-    let now = LIVE.fetch_add(by, Relaxed) + by;
-    PEAK.fetch_max(now, Relaxed);
-}
-
-// SAFETY: every call is forwarded to `System` unchanged; the counters are only bookkeeping.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size());
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Relaxed);
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // Both blocks exist during the move.
-        grew(new_size);
-        LIVE.fetch_sub(layout.size(), Relaxed);
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+mod counting_alloc;
 
 /// A client that sends `input` in 64 KiB pieces, then closes; replies are counted.
 struct Sender<'a> {
@@ -92,8 +57,7 @@ fn a_large_set_is_held_about_twice_at_its_peak() {
     drop(value);
     let store = Store::new();
     let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
-    let base = LIVE.load(Relaxed);
-    PEAK.store(base, Relaxed);
+    let base = counting_alloc::reset_peak();
     let mut sender = Sender {
         input: &request,
         written: 0,
@@ -106,7 +70,7 @@ fn a_large_set_is_held_about_twice_at_its_peak() {
     }
     drop(served);
     assert_eq!(sender.written, 5, "+OK\\r\\n");
-    let peak = PEAK.load(Relaxed) - base;
+    let peak = counting_alloc::peak() - base;
     eprintln!(
         "a {VALUE}-byte SET peaked at {peak} bytes ({:.2}x)",
         peak as f64 / VALUE as f64
