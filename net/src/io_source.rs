@@ -11,6 +11,9 @@ use spinpark_executor::coop;
 use crate::reactor::{Reactor, Token};
 use crate::readiness::{Direction, Readiness, Seen};
 
+/// How many times one poll of an I/O operation may try its syscall (see `poll_io`).
+const MAX_ATTEMPTS_PER_POLL: usize = 4;
+
 /// A socket `T` registered with a runtime's reactor. Dropping it removes the fd from epoll
 /// first, then closes it (by dropping `T`).
 pub(crate) struct IoSource<T: AsRawFd> {
@@ -70,7 +73,12 @@ impl<T: AsRawFd> IoSource<T> {
         drained: impl Fn(&R) -> bool,
     ) -> Poll<io::Result<R>> {
         ready!(coop::poll_proceed(cx));
-        loop {
+        // Each attempt follows a fresh readiness: after `WouldBlock` the direction is cleared,
+        // so another attempt happens only if an event arrived meanwhile (or on `EINTR`). A
+        // source that keeps reporting readiness while its syscall keeps failing that way would
+        // still loop, so the attempts per poll are bounded: past the bound the task yields
+        // (wakes itself) and the worker gets to run others first.
+        for _ in 0..MAX_ATTEMPTS_PER_POLL {
             let seen = ready!(self.readiness.poll_ready(dir, cx));
             if seen.is_shutdown() {
                 return Poll::Ready(Err(runtime_gone()));
@@ -87,6 +95,8 @@ impl<T: AsRawFd> IoSource<T> {
                 Err(e) => return Poll::Ready(Err(e)),
             }
         }
+        cx.waker().wake_by_ref();
+        Poll::Pending
     }
 
     /// [`IoSource::poll_io`] for a read or write of `len` bytes: moving some but fewer than

@@ -13,8 +13,16 @@
 //! The tick closes the race between "the syscall returned WouldBlock" and "clear the bit": the
 //! operation remembers the tick it saw before the syscall and clears only if the tick is still
 //! the same. If an event arrived in between, the bit stays set and the task retries instead of
-//! sleeping through it. `READ_CLOSED`, `ERROR` and `SHUTDOWN` are never cleared: end of stream
-//! is sticky, and so is the end of the runtime (operations then fail instead of hanging).
+//! sleeping through it. `READ_CLOSED`, `WRITE_CLOSED` and `SHUTDOWN` are never cleared: end of
+//! stream is sticky, and so is the end of the runtime (operations then fail instead of hanging).
+//!
+//! `ERROR` (epoll's `EPOLLERR`) is *not* sticky. It means "the socket has a pending error", and
+//! the kernel hands that error to exactly one operation (a `recv` that gets `ECONNREFUSED`
+//! takes it out of `SO_ERROR`). So it wakes both directions, lets the next operation run to
+//! collect the error, and is cleared with the direction's readiness when an operation then
+//! returns `WouldBlock`, as tokio does. Were it sticky, a `WouldBlock` could never make the
+//! socket look not-ready again: every poll would retry the syscall at once (a UDP socket
+//! connected to a closed port spun at 100 % CPU inside one poll, stalling its worker).
 //!
 //! Waiting follows store-then-check: a task stores its waker under the lock, then re-reads
 //! readiness, so an event that landed while it was storing is not missed. The reactor takes the
@@ -42,8 +50,8 @@ pub(crate) const ERROR: usize = 1 << 4;
 pub(crate) const SHUTDOWN: usize = 1 << 5;
 const READY_MASK: usize = (1 << 16) - 1;
 const TICK_ONE: usize = 1 << 16;
-/// Bits that are never cleared once set.
-const STICKY: usize = READ_CLOSED | WRITE_CLOSED | ERROR | SHUTDOWN;
+/// Bits that are never cleared once set. (`ERROR` is cleared: see the module docs.)
+const STICKY: usize = READ_CLOSED | WRITE_CLOSED | SHUTDOWN;
 
 /// A direction a task waits in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -279,5 +287,30 @@ mod tests {
         assert_eq!((a.0.load(Acquire), b.0.load(Acquire)), (1, 1), "taken");
         r.set_ready(WRITABLE);
         assert_eq!(w.0.load(Acquire), 1);
+    }
+
+    #[test]
+    fn an_error_is_cleared_by_would_block_and_end_of_stream_is_not() {
+        let r = Readiness::new(false);
+        let (_, w) = waker();
+        let mut cx = Context::from_waker(&w);
+        for dir in [Direction::Read, Direction::Write] {
+            // One bit for both directions: whichever operation meets the error clears it.
+            r.set_ready(ERROR);
+            let Poll::Ready(seen) = r.poll_ready(dir, &mut cx) else {
+                panic!("an error must let {dir:?} operations run to report it");
+            };
+            r.clear(seen);
+            assert!(
+                r.poll_ready(dir, &mut cx).is_pending(),
+                "{dir:?}: the error bit survived a WouldBlock"
+            );
+        }
+        r.set_ready(READ_CLOSED);
+        let Poll::Ready(seen) = r.poll_ready(Direction::Read, &mut cx) else {
+            panic!("end of stream must be readable");
+        };
+        r.clear(seen);
+        assert!(r.poll_ready(Direction::Read, &mut cx).is_ready(), "sticky");
     }
 }

@@ -141,3 +141,46 @@ fn blocking_fds_and_no_runtime_are_refused() {
         "no runtime, yet AsyncFd::new worked"
     );
 }
+
+/// Issue 18: `EPOLLERR` on an `AsyncFd`. The guard's operation reads the error once; a
+/// `WouldBlock` after it clears the readiness, error bit included, so the next `readable()`
+/// waits (it used to return at once, a million times a second, with nothing to read).
+#[test]
+fn an_error_is_read_once_then_readable_waits() {
+    rt().block_on(async {
+        let closed = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let closed_addr = closed.local_addr().unwrap();
+        drop(closed);
+        let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.set_nonblocking(true).unwrap();
+        s.connect(closed_addr).unwrap();
+        let fd = AsyncFd::new(s).unwrap();
+        fd.get_ref().send(b"anyone?").unwrap();
+        let mut buf = [0u8; 8];
+        // Wait for the error (ICMP port unreachable), then read it.
+        let err = loop {
+            let mut g = timeout(Duration::from_secs(60), fd.readable())
+                .await
+                .expect("the error was never reported")
+                .unwrap();
+            match g.try_io(|i| i.get_ref().recv(&mut buf)) {
+                Ok(r) => break r.unwrap_err(),
+                Err(_would_block) => continue,
+            }
+        };
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionRefused);
+        // The error is gone from the socket: the next try would block, which clears.
+        let mut g = timeout(Duration::from_secs(60), fd.readable())
+            .await
+            .expect("readiness kept after the error was lost")
+            .unwrap();
+        assert!(g.try_io(|i| i.get_ref().recv(&mut buf)).is_err());
+        drop(g);
+        assert!(
+            timeout(Duration::from_millis(200), fd.readable())
+                .await
+                .is_err(),
+            "readable() returned with nothing to read and no new error"
+        );
+    });
+}

@@ -151,3 +151,71 @@ fn faults_are_clear_errors() {
         assert_eq!(a.ttl().unwrap(), 9);
     }));
 }
+
+/// Runs `f` on its own thread and fails the test if it has not finished within `secs`: a
+/// task that spins inside one poll stalls its worker, and a runtime timeout around it would
+/// never be polled again.
+fn within(secs: u64, what: &str, f: impl FnOnce() + Send + 'static) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        f();
+        let _ = tx.send(());
+    });
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(()) => {}
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("{what}: hung for {secs} s"),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("{what}: panicked"),
+    }
+}
+
+/// A connected socket whose peer port is closed: after `send`, the kernel queues
+/// `ECONNREFUSED` (ICMP port unreachable) and epoll reports `EPOLLERR`.
+async fn refused_socket() -> UdpSocket {
+    let closed = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let closed_addr = closed.local_addr().unwrap();
+    drop(closed);
+    let s = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    s.connect(closed_addr).await.unwrap();
+    s.send(b"anyone?").await.unwrap();
+    s
+}
+
+/// Issue 18: the error is reported once; the next `recv` waits (the error bit used to stay
+/// set, so that `recv` retried `WouldBlock` inside one poll for ever: its timeout never fired
+/// and the worker was lost to every other task). Here the second `recv` runs in a task of its
+/// own while this one does a timer and a UDP round trip on the same runtime, then the second
+/// `recv` must still be waiting, and a timeout around a third must fire.
+#[test]
+fn a_socket_error_is_reported_once_then_recv_waits() {
+    within(60, "recv after ECONNREFUSED", || {
+        rt().block_on(async {
+            let s = Arc::new(refused_socket().await);
+            let mut buf = [0u8; 8];
+            let e = s.recv(&mut buf).await.unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused);
+
+            let waiting = {
+                let s = s.clone();
+                spawn(async move {
+                    let mut buf = [0u8; 8];
+                    s.recv(&mut buf).await.map(|n| buf[..n].to_vec())
+                })
+            };
+            // Other tasks run meanwhile: a timer and an echo round trip.
+            spinpark_net::time::sleep(Duration::from_millis(20)).await;
+            let (addr, server) = echo_server().await;
+            let c = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            c.connect(addr).await.unwrap();
+            assert_eq!(round_trip(&c, b"ping").await, b"ping");
+            server.abort();
+            assert!(
+                !waiting.is_finished(),
+                "nothing was sent to the socket, yet its second recv returned"
+            );
+            waiting.abort();
+
+            let r = timeout(Duration::from_millis(200), s.recv(&mut buf)).await;
+            assert!(r.is_err(), "the recv should have timed out, got {r:?}");
+        })
+    });
+}
