@@ -116,6 +116,10 @@ impl GlobalCounters {
             spin_window: policy.window(),
             spin_recent: policy.recent_spin(now),
             spin_parking: policy.parking(),
+            spin_probes: policy.probes(),
+            spin_probe_period: policy.probe_period(),
+            spin_since_flip: policy.since_flip(now),
+            spin_cpus_shared: policy.cpus_shared(now),
         }
     }
 }
@@ -147,6 +151,10 @@ pub struct RuntimeMetrics {
     spin_window: Duration,
     spin_recent: Duration,
     spin_parking: bool,
+    spin_probes: u64,
+    spin_probe_period: u32,
+    spin_since_flip: Duration,
+    spin_cpus_shared: bool,
 }
 
 impl RuntimeMetrics {
@@ -230,6 +238,64 @@ impl RuntimeMetrics {
     /// machine); it still probes spinning now and then. Always `false` for a fixed window.
     pub fn spin_parking(&self) -> bool {
         self.spin_parking
+    }
+
+    /// Idle periods in which the adaptive policy probed: did the opposite of its mode (parked
+    /// at once while spinning pays, or spun while parking does) to check that the mode still
+    /// holds. Always 0 for a fixed window.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let m = rt.metrics();
+    /// assert!(m.spin_probes() <= m.total().parked_by_choice() + m.total().spins_found_work()
+    ///     + m.total().spins_expired());
+    /// ```
+    pub fn spin_probes(&self) -> u64 {
+        self.spin_probes
+    }
+
+    /// How often the adaptive policy probes now: one run of probes (2 idle periods) per this
+    /// many idle periods. It starts at 8, doubles each time its probes confirm the mode, up to
+    /// 1024, and drops back to 8 when the evidence turns or the load changes. 0 for a fixed
+    /// window.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = spinpark::Builder::new().spin(Duration::from_micros(50)).build().unwrap();
+    /// assert_eq!(rt.metrics().spin_probe_period(), 0);
+    /// let rt = spinpark::Runtime::new().unwrap(); // adaptive
+    /// assert!((8..=1024).contains(&rt.metrics().spin_probe_period()));
+    /// ```
+    pub fn spin_probe_period(&self) -> u32 {
+        self.spin_probe_period
+    }
+
+    /// How long the adaptive policy's mode (spinning, or parking: [`Self::spin_parking`]) has
+    /// held: the time since it last flipped, or since the runtime started.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let m = rt.metrics();
+    /// if !m.spin_parking() {
+    ///     println!("spinning has paid for {:?}", m.spin_since_flip());
+    /// }
+    /// ```
+    pub fn spin_since_flip(&self) -> Duration {
+        self.spin_since_flip
+    }
+
+    /// Whether the adaptive policy counts this runtime's CPUs as shared with other busy
+    /// processes (a client on the same machine): their load on the CPUs this process may use,
+    /// sampled from `/proc/stat` four times a second, reached 0.15 cores in the last 8
+    /// seconds. Spinning then has to save more time than it burns to continue. Always `false`
+    /// for a fixed window, and where `/proc` is not available.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// println!("CPUs shared: {}", rt.metrics().spin_cpus_shared());
+    /// ```
+    pub fn spin_cpus_shared(&self) -> bool {
+        self.spin_cpus_shared
     }
 
     /// Every wake-up issued, by workers and by other threads: `FUTEX_WAKE` syscalls plus

@@ -226,7 +226,12 @@ impl WorkerRef<'_> {
         let policy = &shared.policy;
         let counters = &shared.counters[self.local.index];
         let began = policy.now();
-        let decision = policy.begin(began);
+        // Busy: another worker is awake or work is queued; the policy runs no park probe
+        // then (it would measure the others, or queueing: idle/spin.rs, "When to probe").
+        let (sleepers, _, driver) = shared.idle.snapshot();
+        let busy = sleepers + driver as u32 + 1 < shared.stealers.len() as u32
+            || !shared.injector.is_empty();
+        let decision = policy.begin(began, self.local.index, busy);
         if decision.parks_by_choice() {
             bump(&counters.parked_by_choice);
         }

@@ -1,0 +1,219 @@
+//! When the adaptive spin policy probes, and who: a rate that follows the evidence, runs at
+//! spread positions, and one prober at a time.
+//!
+//! ```text
+//! if let Some(pos) = schedule.continue_run(worker) { /* probe, period `pos` of the run */ }
+//! else if schedule.due(n) && quiet && schedule.claim(n, worker) { /* probe, period 0 */ }
+//! ... at the end of a probe period: if it was the run's last, schedule.release(worker);
+//! sequential test confirmed the mode: schedule.slower(); regime changed: schedule.faster(n)
+//! ```
+//!
+//! A probe *run* is [`RUN`] consecutive idle periods of one worker (the first a warm-up that is
+//! not recorded: it pays for the transition from the other mode). Runs are due about every
+//! [`Schedule::every`] idle periods of the runtime, at a position that a hash of the period
+//! number spreads over `every/2 .. 3·every/2`, so a periodic workload cannot alias with it.
+//! `every` starts at [`FASTEST`], doubles each time the sequential test confirms the current
+//! mode, up to [`SLOWEST`], and drops back to [`FASTEST`] when the evidence turns or the
+//! regime changes (see `spin.rs`).
+//!
+//! A due run starts only when the policy says the moment is quiet (for a park probe: no other
+//! worker awake, nothing queued, requests not arriving faster than a wake-up), otherwise it
+//! stays due and is tried again at the next idle period. The worker that starts it *claims*
+//! the run (one atomic word: owner, periods left, and the period it was claimed at), so only
+//! one worker probes at a time; its next idle period continues the run, and the run's last
+//! period releases it. A claim older than [`STALE`] periods (its owner went to sleep and was
+//! never woken, or shut down) may be taken over.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+
+/// Idle periods in a probe run, of which the first is a warm-up.
+pub(super) const RUN: u32 = 2;
+/// Idle periods per probe run: fastest (after a regime change or a flip) and slowest (the
+/// mode confirmed again and again: one recorded probe per 1024 periods).
+pub(super) const FASTEST: u32 = 8;
+pub(super) const SLOWEST: u32 = 1024;
+/// A claim this many periods old may be taken over.
+pub(super) const STALE: u32 = 256;
+
+/// The probe schedule and the run slot; every field is a hint read and written `Relaxed`.
+#[derive(Debug)]
+pub(super) struct Schedule {
+    /// Idle periods per run now.
+    every: AtomicU32,
+    /// The period number from which the next run is due.
+    next: AtomicU32,
+    /// The run in progress: owner + 1 (bits 0-15; 0: none), periods left after the current
+    /// one (bits 16-23), and the period it was claimed at (bits 32-63).
+    slot: AtomicU64,
+}
+
+const OWNER: u64 = 0xffff;
+const LEFT_SHIFT: u32 = 16;
+
+impl Schedule {
+    pub(super) fn new() -> Self {
+        Self {
+            every: AtomicU32::new(FASTEST),
+            next: AtomicU32::new(spacing(0, FASTEST)),
+            slot: AtomicU64::new(0),
+        }
+    }
+
+    /// Idle periods per probe run now.
+    pub(super) fn every(&self) -> u32 {
+        self.every.load(Relaxed)
+    }
+
+    /// Whether a run is due at period `n`.
+    pub(super) fn due(&self, n: u32) -> bool {
+        // Wrapping: `n` at or past `next`, within half the counter's range.
+        n.wrapping_sub(self.next.load(Relaxed)) < 1 << 31
+    }
+
+    /// `worker` starts a run at period `n`, unless another worker's run is in progress.
+    pub(super) fn claim(&self, n: u32, worker: usize) -> bool {
+        let cur = self.slot.load(Relaxed);
+        let (owner, claimed) = (cur & OWNER, (cur >> 32) as u32);
+        if owner != 0 && n.wrapping_sub(claimed) < STALE {
+            return false;
+        }
+        let mine =
+            (worker as u64 + 1) & OWNER | ((RUN - 1) as u64) << LEFT_SHIFT | (n as u64) << 32;
+        if self
+            .slot
+            .compare_exchange(cur, mine, Relaxed, Relaxed)
+            .is_err()
+        {
+            return false;
+        }
+        self.next
+            .store(n.wrapping_add(spacing(n, self.every())), Relaxed);
+        true
+    }
+
+    /// If `worker` owns a run with periods left, takes the next one and returns its position
+    /// in the run (1 ..= RUN - 1).
+    pub(super) fn continue_run(&self, worker: usize) -> Option<u32> {
+        let cur = self.slot.load(Relaxed);
+        if cur & OWNER != (worker as u64 + 1) & OWNER {
+            return None;
+        }
+        let left = ((cur >> LEFT_SHIFT) & 0xff) as u32;
+        if left == 0 {
+            return None;
+        }
+        // Only the owner changes an owned slot (a takeover needs it stale), so a store will do.
+        let next = cur & !(0xff << LEFT_SHIFT) | ((left - 1) as u64) << LEFT_SHIFT;
+        self.slot.store(next, Relaxed);
+        Some(RUN - left)
+    }
+
+    /// `worker`'s run is over (its last period ended, or the moment stopped being quiet).
+    pub(super) fn release(&self, worker: usize) {
+        let cur = self.slot.load(Relaxed);
+        if cur & OWNER == (worker as u64 + 1) & OWNER {
+            let _ = self.slot.compare_exchange(cur, 0, Relaxed, Relaxed);
+        }
+    }
+
+    /// Whether `worker` holds a run.
+    #[cfg(test)]
+    pub(super) fn owns(&self, worker: usize) -> bool {
+        self.slot.load(Relaxed) & OWNER == (worker as u64 + 1) & OWNER
+    }
+
+    /// The current mode was confirmed: probe half as often (down to [`SLOWEST`]).
+    pub(super) fn slower(&self) {
+        let e = self.every();
+        self.every.store((e * 2).min(SLOWEST), Relaxed);
+    }
+
+    /// Evidence against the current mode, a flip, or a regime change at period `n`: probe at
+    /// the fastest rate, starting soon.
+    pub(super) fn faster(&self, n: u32) {
+        if self.every.swap(FASTEST, Relaxed) != FASTEST || !self.due(n) {
+            let soon = n.wrapping_add(spacing(n, FASTEST));
+            // Only ever bring the next run closer.
+            if soon.wrapping_sub(self.next.load(Relaxed)) >= 1 << 31 {
+                self.next.store(soon, Relaxed);
+            }
+        }
+    }
+}
+
+/// Periods from a run claimed at `n` to the next one: `every/2 .. 3·every/2` (mean `every`),
+/// by a multiplicative hash (Knuth's) of `n`, so runs do not sit at fixed positions.
+fn spacing(n: u32, every: u32) -> u32 {
+    let h = n.wrapping_add(1).wrapping_mul(0x9e37_79b9) >> 16;
+    every / 2 + h % every.max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_worker_probes_at_a_time() {
+        let s = Schedule::new();
+        let n = 100;
+        assert!(s.due(n));
+        assert!(s.claim(n, 0));
+        assert!(!s.claim(n + 1, 1), "another worker's run is in progress");
+        assert_eq!(s.continue_run(1), None, "not the owner");
+        assert_eq!(s.continue_run(0), Some(1));
+        assert_eq!(s.continue_run(0), None, "the run is {RUN} periods");
+        s.release(1);
+        assert!(s.owns(0), "only the owner releases");
+        s.release(0);
+        assert!(!s.owns(0));
+        // The next run is due a spacing later, and anyone may claim it.
+        let next = (n + 1..n + 4 * FASTEST).find(|&m| s.due(m)).unwrap();
+        assert!(
+            next >= n + FASTEST / 2 && next < n + 3 * FASTEST / 2,
+            "{next}"
+        );
+        assert!(s.claim(next, 1));
+    }
+
+    #[test]
+    fn a_stale_claim_is_taken_over() {
+        let s = Schedule::new();
+        assert!(s.claim(10, 3));
+        assert!(!s.claim(10 + STALE - 1, 1));
+        assert!(s.claim(10 + STALE, 1));
+        assert!(s.owns(1) && !s.owns(3));
+        assert_eq!(s.continue_run(3), None);
+    }
+
+    #[test]
+    fn the_rate_doubles_down_to_the_slowest_and_snaps_back() {
+        let s = Schedule::new();
+        assert_eq!(s.every(), FASTEST);
+        for _ in 0..20 {
+            s.slower();
+        }
+        assert_eq!(s.every(), SLOWEST);
+        assert!(s.claim(1_000, 0));
+        s.release(0);
+        // Not due for a while at the slowest rate...
+        assert!(!s.due(1_000 + SLOWEST / 2 - 1));
+        // ...until a regime change brings the next run close.
+        s.faster(1_001);
+        assert_eq!(s.every(), FASTEST);
+        assert!(s.due(1_001 + 3 * FASTEST / 2));
+    }
+
+    #[test]
+    fn runs_start_at_spread_positions() {
+        let every = 64;
+        let gaps: std::collections::HashSet<u32> = (0..1_000).map(|n| spacing(n, every)).collect();
+        assert!(gaps.iter().all(|g| (every / 2..3 * every / 2).contains(g)));
+        assert!(
+            gaps.len() >= every as usize / 2,
+            "{} distinct spacings",
+            gaps.len()
+        );
+        let mean = (0..10_000).map(|n| spacing(n, every) as u64).sum::<u64>() / 10_000;
+        assert!(mean.abs_diff(every as u64) <= 2, "{mean}");
+    }
+}
