@@ -249,7 +249,8 @@ fn spin_summary(rt: &spinpark::Runtime) -> String {
     let t = m.total();
     format!(
         "spinpark adaptive server: window {:?}, {} found while spinning, {} expired, {} parked \
-         by choice, spun {:.1} ms in all, {}",
+         by choice, spun {:.1} ms in all, {} for {:.0} ms, {} probes (now 1 run per {} \
+         periods), CPUs {}",
         m.spin_window(),
         t.spins_found_work(),
         t.spins_expired(),
@@ -259,6 +260,14 @@ fn spin_summary(rt: &spinpark::Runtime) -> String {
             "parking (spinning did not pay)"
         } else {
             "spinning"
+        },
+        m.spin_since_flip().as_secs_f64() * 1e3,
+        m.spin_probes(),
+        m.spin_probe_period(),
+        if m.spin_cpus_shared() {
+            "shared"
+        } else {
+            "not shared"
         }
     )
 }
