@@ -25,8 +25,9 @@
 //!
 //! How it works: the executor knows nothing about epoll. A reactor implements [`Driver`] and
 //! installs itself in a runtime with [`get_or_install`]; from then on spinning workers call
-//! [`Driver::poll`] without blocking, the last worker to park blocks in [`Driver::park`], and a
-//! producer that needs that worker calls [`Driver::unpark`].
+//! [`Driver::poll`] without blocking, the last worker to park (or one the watchdog picked
+//! while the others are stuck in long polls) blocks in [`Driver::park`], and a producer that
+//! needs that worker calls [`Driver::unpark`].
 
 use std::any::Any;
 use std::io;

@@ -23,7 +23,12 @@
 //!   producer makes a wake syscall only when nobody spins and somebody sleeps, and wakes one.
 //!   The whole protocol, with the argument that no wake-up is lost, is in `idle/`.
 //! * An I/O reactor plugs in through [`driver::Driver`]: spinning workers poll it, the last
-//!   worker to park blocks in it.
+//!   worker to park blocks in it. A watchdog thread makes sure a parked worker takes over
+//!   the reactor when the awake ones are stuck in long polls (`idle/watch.rs`,
+//!   `watchdog.rs`), and a task queued behind a stuck worker is taken by another one
+//!   (`lifo.rs`).
+//! * A task that blocks its worker (a CPU loop, a blocking call) is counted in
+//!   [`WorkerMetrics::long_polls`]; move such work to [`spawn_blocking`].
 //! * [`Runtime::metrics`] counts polls, steals, spins, parks and wake syscalls, so you can see
 //!   why a request did or did not cost a context switch.
 
@@ -38,6 +43,7 @@ compile_error!(
      epoll(7) set woken by an eventfd(2), which this target does not have"
 );
 
+mod alarm;
 mod futex;
 mod idle;
 mod sync;
@@ -55,12 +61,14 @@ macro_rules! not_loom {
 not_loom! {
 mod block_on;
 mod blocking;
+mod clock;
 mod context;
 pub mod coop;
 pub mod driver;
 mod enter;
 mod handle;
 mod join;
+mod lifo;
 mod metrics;
 mod panics;
 mod runtime;
@@ -69,6 +77,7 @@ mod tasks;
 mod thread_context;
 #[cfg(feature = "tokio-compat")]
 mod tokio_compat;
+mod watchdog;
 mod worker;
 mod yield_now;
 
@@ -86,7 +95,8 @@ use std::future::Future;
 ///
 /// On a worker the task goes into that worker's LIFO slot and runs next on the same worker (a
 /// task that spawns another often awaits it); a task already in the slot moves to the worker's
-/// queue, where idle workers can steal it. Nobody steals from the LIFO slot. Elsewhere (inside
+/// queue, where idle workers can steal it. Other workers take a task from the LIFO slot only
+/// if the spawning task then holds its worker for long (a blocking call). Elsewhere (inside
 /// `block_on`, on a blocking thread) the task goes to the runtime's global queue.
 ///
 /// ```

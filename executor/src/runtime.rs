@@ -29,13 +29,14 @@ use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Injector, Worker};
 
+use crate::alarm::SysAlarm;
 use crate::blocking::BlockingPool;
 use crate::futex::SysFutex;
 use crate::handle::Handle;
-use crate::idle::{Idle, SpinPolicy, MAX_WORKERS};
+use crate::idle::{Idle, SpinPolicy, MAX_WORKERS, WATCH_PERIOD};
 use crate::join::JoinHandle;
 use crate::metrics::{GlobalCounters, RuntimeMetrics, WorkerCounters};
-use crate::scheduler::{Shared, ThreadHook};
+use crate::scheduler::{Shared, ThreadHook, WorkerSlot};
 use crate::tasks::TaskList;
 use crate::thread_context::within;
 
@@ -60,6 +61,9 @@ pub const DEFAULT_SPIN: Duration = Duration::from_micros(250);
 /// gain little from spinning, since the wake-up it saves costs tens of microseconds.
 const ADAPTIVE_MIN: Duration = Duration::ZERO;
 const ADAPTIVE_MAX: Duration = Duration::from_millis(1);
+
+/// The default of [`Builder::long_poll_threshold`].
+const LONG_POLL: Duration = Duration::from_millis(10);
 
 /// How idle workers spin: see [`Builder::spin`] and [`Builder::spin_adaptive`].
 #[derive(Debug, Clone, Copy)]
@@ -90,6 +94,7 @@ pub struct Builder {
     on_stop: Option<ThreadHook>,
     max_blocking: usize,
     blocking_keep_alive: Duration,
+    long_poll: Duration,
     /// The tokio-compat runtime's worker threads, when it is on.
     #[cfg(feature = "tokio-compat")]
     tokio_compat: Option<usize>,
@@ -138,6 +143,7 @@ impl Builder {
             on_stop: None,
             max_blocking: 64,
             blocking_keep_alive: Duration::from_secs(10),
+            long_poll: LONG_POLL,
             #[cfg(feature = "tokio-compat")]
             tokio_compat: None,
         }
@@ -274,6 +280,28 @@ impl Builder {
         self
     }
 
+    /// A task poll that runs at least this long (default 10 ms) counts in
+    /// [`WorkerMetrics::long_polls`](crate::WorkerMetrics::long_polls), which is how to find
+    /// a task that blocks its worker (move the blocking part to [`crate::spawn_blocking`]).
+    /// Measured on the kernel's coarse clock, so to within one tick (1-4 ms).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = spinpark::Builder::new()
+    ///     .worker_threads(2)
+    ///     .long_poll_threshold(Duration::from_millis(20))
+    ///     .build()
+    ///     .unwrap();
+    /// // A task that blocks its worker for 100 ms (don't: use spawn_blocking).
+    /// rt.block_on(rt.spawn(async { std::thread::sleep(Duration::from_millis(100)) })).unwrap();
+    /// // Counted once the worker is done with the poll, just after the task's output arrives.
+    /// println!("{} long polls", rt.metrics().total().long_polls());
+    /// ```
+    pub fn long_poll_threshold(mut self, threshold: Duration) -> Self {
+        self.long_poll = threshold;
+        self
+    }
+
     /// Starts a small background tokio runtime (I/O and time drivers, one worker thread)
     /// and makes its context current on every worker, blocking-pool thread and `block_on`
     /// caller, so that tokio-bound code (`tokio::spawn`, `tokio::time`, `tokio::net`, and
@@ -374,10 +402,22 @@ impl Builder {
         #[cfg(not(feature = "tokio-compat"))]
         let context = None;
         let queues: Vec<Worker<_>> = (0..workers).map(|_| Worker::new_fifo()).collect();
+        let nanos = |d: Duration| d.as_nanos().min(u64::MAX as u128) as u64;
         let shared = Arc::new(Shared {
             injector: Injector::new(),
             stealers: queues.iter().map(Worker::stealer).collect(),
-            idle: Idle::new(SysFutex, workers, max_spinners),
+            slots: (0..workers).map(|_| WorkerSlot::default()).collect(),
+            // Two ticks of the coarse clock, so that a poll that has just started is never
+            // taken for a stuck one, and at least the watch's period.
+            stuck_after: nanos(WATCH_PERIOD.max(crate::clock::coarse_resolution() * 2)),
+            long_poll: nanos(self.long_poll).max(1),
+            idle: Idle::new(
+                SysFutex,
+                SysAlarm::new()?,
+                WATCH_PERIOD,
+                workers,
+                max_spinners,
+            ),
             policy,
             driver: OnceLock::new(),
             driver_polling: AtomicBool::new(false),
@@ -396,6 +436,7 @@ impl Builder {
         let mut rt = Runtime {
             handle: handle.clone(),
             threads: Vec::with_capacity(workers),
+            watchdog: None,
             exits: Arc::new(Exits::default()),
             shut_down: false,
         };
@@ -441,6 +482,11 @@ impl Builder {
                 }
             }
         }
+        // With one worker there is nobody to wake for another: no watchdog.
+        if workers > 1 {
+            let name = format!("{}-watchdog", self.thread_name);
+            rt.watchdog = Some(crate::watchdog::start(handle.shared.clone(), name)?);
+        }
         Ok(rt)
     }
 }
@@ -466,6 +512,8 @@ impl Builder {
 pub struct Runtime {
     handle: Handle,
     threads: Vec<thread::JoinHandle<()>>,
+    /// The watchdog thread (`watchdog.rs`), with two workers or more.
+    watchdog: Option<thread::JoinHandle<()>>,
     exits: Arc<Exits>,
     /// Whether `shutdown` ran (then dropping does nothing more).
     shut_down: bool,
@@ -646,6 +694,10 @@ impl Runtime {
     fn stop(&mut self, deadline: Option<Instant>) {
         let shared = &self.handle.shared;
         shared.idle.shutdown(|| shared.unpark_driver());
+        // Shutdown closed the watch's alarm: the watchdog returns from its wait and exits.
+        if let Some(w) = self.watchdog.take() {
+            let _ = w.join();
+        }
         // Dropped from inside one of its own tasks: that worker exits once the task returns,
         // so it is neither waited for nor joined.
         let me = thread::current().id();

@@ -6,23 +6,27 @@
 //!    busy local queue;
 //! 2. its LIFO slot (the task the last task woke), at most three times in a row, so two tasks
 //!    that keep waking each other cannot starve the queue;
-//! 3. its local queue, then the injector, then the other workers' queues (stealing half).
+//! 3. its local queue, then the injector, then the other workers' queues (stealing half),
+//!    then the LIFO slot of any worker stuck in a long poll (`lifo.rs`).
 //!
 //! A busy worker also polls the reactor (without blocking) every 61 tasks, so I/O is noticed
-//! even when no worker is idle.
+//! even when no worker is idle. Every task poll is stamped on the coarse clock (`clock.rs`):
+//! other workers and the watchdog read the stamp to tell a worker stuck in a long poll, and
+//! a poll past `Builder::long_poll_threshold` is counted in `WorkerMetrics::long_polls`.
 
 use std::cell::Cell;
-use std::sync::atomic::Ordering::{Acquire, Release};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::{mpsc, Arc};
 
 use async_task::Runnable;
 use crossbeam_deque::{Steal, Worker};
 
+use crate::clock;
 use crate::context;
 use crate::handle::Handle;
 use crate::idle::Parked;
 use crate::metrics::{add, bump};
-use crate::scheduler::{steal_retrying, Shared, ThreadHook};
+use crate::scheduler::{steal_retrying, Shared, ThreadHook, WorkerSlot};
 
 /// How many tasks run between checks of the injector and of the reactor.
 const GLOBAL_INTERVAL: u32 = 61;
@@ -34,7 +38,6 @@ pub(crate) struct Local {
     shared: *const Shared,
     pub(crate) index: usize,
     pub(crate) queue: Worker<Runnable>,
-    pub(crate) lifo: Cell<Option<Runnable>>,
     /// The runtime's live-task list, for tasks that start waiting on this worker.
     pub(crate) tasks: Arc<crate::tasks::TaskList>,
     lifo_streak: Cell<u32>,
@@ -78,7 +81,6 @@ pub(crate) fn run(
         shared: Arc::as_ptr(&shared),
         index,
         queue,
-        lifo: Cell::new(None),
         tasks: shared.tasks.clone(),
         lifo_streak: Cell::new(0),
         tick: Cell::new(0),
@@ -86,15 +88,17 @@ pub(crate) fn run(
     {
         let _enter = context::enter(handle, true);
         let _worker = context::set_worker(&local);
+        let slot = &shared.slots[index];
         let w = WorkerRef {
             shared: &shared,
             local: &local,
+            slot,
         };
         w.run_loop();
         // Shutdown: drop what is still queued here. Dropping a runnable drops its future,
         // whose destructor may wake other tasks; once shut down, `schedule` puts those in the
         // injector, which the shutting-down thread drains.
-        while let Some(r) = local.lifo.take().or_else(|| local.queue.pop()) {
+        while let Some(r) = slot.lifo.take().or_else(|| local.queue.pop()) {
             drop(r);
         }
     }
@@ -109,6 +113,8 @@ pub(crate) fn run(
 struct WorkerRef<'a> {
     shared: &'a Shared,
     local: &'a Local,
+    /// This worker's slot in `shared.slots`.
+    slot: &'a WorkerSlot,
 }
 
 impl WorkerRef<'_> {
@@ -132,11 +138,27 @@ impl WorkerRef<'_> {
         let tick = self.local.tick.get().wrapping_add(1);
         self.local.tick.set(tick);
         crate::coop::reset();
+        self.end_poll(true);
         // A panic inside the task's poll or its future's destructor is caught by `Guarded`.
         task.run();
         if tick % GLOBAL_INTERVAL == 0 {
             self.poll_driver();
         }
+    }
+
+    /// The previous task poll, if one is stamped, is over: count it if it ran long. Then
+    /// stamp the one that starts now (`starting`), or mark the worker idle. One coarse clock
+    /// read per task.
+    fn end_poll(&self, starting: bool) {
+        let now = clock::coarse_now();
+        // Relaxed: only this thread writes the stamp; others read it as a hint.
+        let started = self.slot.poll_started.load(Relaxed);
+        if started != 0 && now.saturating_sub(started) >= self.shared.long_poll {
+            bump(&self.shared.counters[self.local.index].long_polls);
+        }
+        self.slot
+            .poll_started
+            .store(if starting { now } else { 0 }, Relaxed);
     }
 
     /// The next task from this worker's own sources or anybody else's; see the module docs.
@@ -147,7 +169,7 @@ impl WorkerRef<'_> {
                 return Some(t);
             }
         }
-        if let Some(t) = local.lifo.take() {
+        if let Some(t) = self.slot.lifo.take() {
             let streak = local.lifo_streak.get() + 1;
             if streak <= MAX_LIFO_STREAK {
                 local.lifo_streak.set(streak);
@@ -189,10 +211,41 @@ impl WorkerRef<'_> {
                 }
             }
             if !retry {
-                return None;
+                return self.steal_stuck_lifo();
             }
             std::hint::spin_loop();
         }
+    }
+
+    /// Whether another worker has been in one poll for too long: it does not attend the
+    /// reactor, so this worker, parking while nobody spins, should drive it (`idle/word.rs`).
+    fn others_stuck(&self) -> bool {
+        let now = clock::coarse_now();
+        let me = self.local.index;
+        let after = self.shared.stuck_after;
+        (self.shared.slots.iter().enumerate()).any(|(i, s)| i != me && s.stuck(now, after))
+    }
+
+    /// The task in the LIFO slot of a worker that has been in one poll for too long (see
+    /// `lifo.rs`): it would otherwise wait for that poll to end while this worker idles.
+    fn steal_stuck_lifo(&self) -> Option<Runnable> {
+        let slots = &self.shared.slots;
+        let n = slots.len();
+        let mut now = None;
+        for k in 1..n {
+            let victim = &slots[(self.local.index + k) % n];
+            if !victim.lifo.is_occupied() {
+                continue;
+            }
+            let now = *now.get_or_insert_with(clock::coarse_now);
+            if victim.stuck(now, self.shared.stuck_after) {
+                if let Some(t) = victim.lifo.take() {
+                    bump(&self.shared.counters[self.local.index].steals);
+                    return Some(t);
+                }
+            }
+        }
+        None
     }
 
     /// Whether work is queued behind the task a spinner just took: then another worker should
@@ -202,8 +255,10 @@ impl WorkerRef<'_> {
     }
 
     /// Polls the reactor without blocking, unless another worker is already doing so. Returns
-    /// whether it dispatched anything.
+    /// whether it dispatched anything. Either way this worker is attending: it pushes the
+    /// watch's alarm ahead (`idle/watch.rs`), which costs a syscall every half period at most.
     fn poll_driver(&self) -> bool {
+        self.shared.idle.attend(self.shared.policy.now());
         let Some(driver) = self.shared.driver.get() else {
             return false;
         };
@@ -225,6 +280,7 @@ impl WorkerRef<'_> {
         let shared = self.shared;
         let policy = &shared.policy;
         let counters = &shared.counters[self.local.index];
+        self.end_poll(false);
         let began = policy.now();
         let decision = policy.begin(began);
         if decision.parks_by_choice() {
@@ -281,10 +337,18 @@ impl WorkerRef<'_> {
                 }
             };
             let drive: Option<&mut dyn FnMut()> = driver.map(|_| &mut drive as &mut dyn FnMut());
-            match shared.idle.park(|| self.next_task(), drive) {
-                Parked::Work(task) => return found(task),
+            let stuck = driver.is_some() && self.others_stuck();
+            match shared
+                .idle
+                .park(policy.now(), stuck, || self.next_task(), drive)
+            {
+                Parked::Work(task) => {
+                    shared.idle.attend(policy.now());
+                    return found(task);
+                }
                 Parked::Woken => {
                     bump(&counters.parks);
+                    shared.idle.attend(policy.now());
                     spinning = true;
                 }
                 Parked::Shutdown => return None,
