@@ -1,6 +1,6 @@
 //! The pool behind `spawn_blocking`: threads for closures that block.
 //!
-//! These threads are not workers: they never spin, never park on the sleepers word, and are
+//! These threads are not workers: they never spin, never park on the idle word, and are
 //! not counted anywhere in the idle protocol. A thread is started when a closure arrives and
 //! no pool thread is idle, up to a bound; a thread that has idled for the keep-alive period
 //! exits. Closures beyond the bound wait in a FIFO queue.

@@ -585,8 +585,9 @@ impl Runtime {
     /// tasks run on the workers meanwhile.
     ///
     /// # Panics
-    /// If called from inside a runtime (a worker, a blocking-pool thread, or another
-    /// `block_on`): that would block a thread the runtime needs and could deadlock.
+    /// If called on one of a runtime's workers or inside another `block_on`: that would
+    /// block a thread the runtime needs and could deadlock. (A `spawn_blocking` closure may
+    /// call it: the pool's threads are not needed by the workers.)
     ///
     /// ```
     /// let rt = spinpark::Runtime::new().unwrap();

@@ -2,8 +2,8 @@
 //! handler, which real servers do by accident) must not stop the rest of the runtime: timers
 //! still fire and other connections are still served, on 2, 4 and 8 workers.
 //!
-//! Before issue 18 the reactor was driven only by the last worker to park, and a worker busy
-//! in a poll is not parked: every other worker slept on the futex and nobody polled epoll or
+//! The reactor used to be driven only by the last worker to park, and a worker busy in a
+//! poll is not parked: every other worker slept on the futex and nobody polled epoll or
 //! fired timers until the poll ended. Each test here blocks a worker *until the other work
 //! is done* (giving up after 60 s), so it asserts progress, not a duration: on the old code
 //! the blocking task gives up, and the test fails on that.

@@ -1,4 +1,4 @@
-//! Timers and sockets of a runtime that has shut down (issue 11, D6 and D9): they fail with a
+//! Timers and sockets of a runtime that has shut down: they fail with a
 //! clear message (a timer panics, as tokio's do; a socket returns an `io::Error`), and never
 //! wait forever, whether they were first polled before or after the shutdown.
 //!

@@ -169,7 +169,7 @@
 //!   the chain wake: the same store / fence / load shape. If its fence comes first, the
 //!   producer's load sees it gone and wakes somebody (unless another worker is looking, who
 //!   is then relied on in turn); if the producer's comes first, the spinner sees the pushed
-//!   task queued and wakes somebody for it. Before issue 12 the spinner read "more work
+//!   task queued and wakes somebody for it. The spinner used to read "more work
 //!   queued" *before* removing itself: a task pushed in between was not lost (the spinner
 //!   would find it after the task it took) but waited behind that task, however long it ran,
 //!   while other workers slept. The re-check after the removal costs a fence and two loads
