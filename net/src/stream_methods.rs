@@ -30,7 +30,7 @@ macro_rules! stream_io_methods {
         /// # });
         /// ```
         pub fn shutdown(&self, how: std::net::Shutdown) -> std::io::Result<()> {
-            self.io.get().shutdown(how)
+            crate::sys::shutdown(self.io.raw_fd(), how)
         }
 
         /// Takes the socket's pending error (`SO_ERROR`).
@@ -42,7 +42,7 @@ macro_rules! stream_io_methods {
         /// # });
         /// ```
         pub fn take_error(&self) -> std::io::Result<Option<std::io::Error>> {
-            self.io.get().take_error()
+            crate::sys::take_error(self.io.raw_fd())
         }
 
         /// Waits until the stream may be readable (a read may still return `WouldBlock`).

@@ -12,6 +12,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering::SeqCst};
 use std::sync::Mutex;
 
+use crate::sys;
+
 /// Signal numbers are 1..=64 on Linux (`SIGRTMAX` is 64).
 pub(crate) const MAX_SIGNAL: libc::c_int = 64;
 
@@ -34,22 +36,15 @@ pub(crate) fn delivered(signum: libc::c_int) -> u64 {
 }
 
 extern "C" fn on_signal(signum: libc::c_int) {
-    // SAFETY: __errno_location returns this thread's errno slot, valid for the thread's life.
-    let errno = unsafe { *libc::__errno_location() };
     if let Some(count) = DELIVERED.get(signum as usize) {
         // SeqCst: the increment is visible before the write below can wake anybody.
         count.fetch_add(1, SeqCst);
     }
     let fd = WAKE_FD.load(SeqCst);
     if fd >= 0 {
-        let one: u64 = 1;
-        // SAFETY: write(2) is async-signal-safe; it reads 8 bytes from a u64 on our stack.
-        // Nobody reads the eventfd, so its counter only grows; EAGAIN would need 2^64 - 1
-        // signals.
-        unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
+        // Async-signal-safe. Nobody reads the eventfd, so its counter only grows.
+        sys::eventfd_add_from_handler(fd);
     }
-    // SAFETY: as above; restoring errno keeps the interrupted code's view of it intact.
-    unsafe { *libc::__errno_location() = errno };
 }
 
 /// Installs the handler for `signum` (once per process) and returns a new descriptor of the
@@ -57,38 +52,16 @@ extern "C" fn on_signal(signum: libc::c_int) {
 pub(crate) fn register(signum: libc::c_int) -> io::Result<OwnedFd> {
     let mut installed = INSTALLED.lock().unwrap_or_else(|e| e.into_inner());
     if installed.1.is_none() {
-        // SAFETY: eventfd takes no pointers; a non-negative result is a new fd we own.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-        if fd < 0 {
-            let e = io::Error::last_os_error();
-            return Err(io::Error::new(
-                e.kind(),
-                format!("eventfd for signals: {e}"),
-            ));
-        }
-        // SAFETY: just created, owned by nobody else.
+        let fd = sys::EventFd::new()
+            .map_err(|e| io::Error::new(e.kind(), format!("eventfd for signals: {e}")))?
+            .into_raw();
+        // SAFETY: `fd` was just created and is owned by nobody else.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         WAKE_FD.store(fd.as_raw_fd(), SeqCst);
         installed.1 = Some(fd);
     }
     if installed.0 & (1 << signum) == 0 {
-        // SAFETY: sigaction is plain old data; all-zero is a valid starting value.
-        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-        action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        action.sa_flags = libc::SA_RESTART;
-        // SAFETY: `action` is a valid sigaction on our stack; the handler only does
-        // async-signal-safe work (see `on_signal`); a null old-action pointer is allowed.
-        let r = unsafe {
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(signum, &action, std::ptr::null_mut())
-        };
-        if r < 0 {
-            let e = io::Error::last_os_error();
-            return Err(io::Error::new(
-                e.kind(),
-                format!("installing a handler for signal {signum}: {e}"),
-            ));
-        }
+        sys::install_handler(signum, on_signal)?;
         installed.0 |= 1 << signum;
     }
     let fd = installed.1.as_ref().expect("created above");

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use crate::io_source::IoSource;
 use crate::readiness::Direction;
-use crate::tcp::stream::{sockaddr, TcpStream};
+use crate::sys;
+use crate::tcp::stream::TcpStream;
 use crate::time::{sleep, Sleep};
 
 /// The listen backlog [`TcpListener::bind`] asks for: the most connections the kernel queues
@@ -233,33 +234,13 @@ fn listen_on(addr: SocketAddr, backlog: u32) -> io::Result<std::net::TcpListener
         libc::AF_INET6
     };
     // The std listener owns (and will close) the socket, also on the error paths below.
-    let listener = std::net::TcpListener::from(crate::sys::stream_socket(domain)?);
+    let listener = std::net::TcpListener::from(sys::stream_socket(domain)?);
     let fd = listener.as_raw_fd();
-    let one: libc::c_int = 1;
-    // SAFETY: passes a valid c_int on our stack and its size.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_REUSEADDR,
-            (&one as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let (storage, len) = sockaddr(&addr);
-    // SAFETY: `storage` holds a valid sockaddr of `len` bytes for `addr`'s family.
-    let r = unsafe { libc::bind(fd, (&storage as *const libc::sockaddr_storage).cast(), len) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let backlog = backlog.min(i32::MAX as u32) as libc::c_int;
-    // SAFETY: listen(2) takes no pointers.
-    if unsafe { libc::listen(fd, backlog) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1, "SO_REUSEADDR")?;
+    sys::bind(fd, &sys::SockAddr::inet(&addr), || {
+        format!("binding to {addr}")
+    })?;
+    sys::listen(fd, backlog)?;
     Ok(listener)
 }
 

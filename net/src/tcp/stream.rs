@@ -249,7 +249,7 @@ impl TcpStream {
     ) -> Poll<io::Result<usize>> {
         let len = buf.len();
         self.io.poll_transfer(Direction::Read, cx, len, |s| {
-            recv_uninit(s.as_raw_fd(), buf)
+            crate::sys::recv(s.as_raw_fd(), buf)
         })
     }
 
@@ -273,65 +273,8 @@ fn start_connect(addr: SocketAddr) -> io::Result<std::net::TcpStream> {
     };
     // The std stream owns (and will close) the socket, also on the error paths below.
     let stream = std::net::TcpStream::from(crate::sys::stream_socket(domain)?);
-    let fd = stream.as_raw_fd();
-    let (storage, len) = sockaddr(&addr);
-    // SAFETY: `storage` holds a valid sockaddr of `len` bytes for `addr`'s family.
-    let r = unsafe { libc::connect(fd, (&storage as *const libc::sockaddr_storage).cast(), len) };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINPROGRESS) {
-            return Err(e);
-        }
-    }
+    crate::sys::connect(stream.as_raw_fd(), &crate::sys::SockAddr::inet(&addr))?;
     Ok(stream)
-}
-
-/// `addr` as a C socket address.
-pub(crate) fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
-    // SAFETY: sockaddr_storage is plain old data; all-zero is a valid (unspecified) value.
-    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    let len = match addr {
-        SocketAddr::V4(a) => {
-            let sin = libc::sockaddr_in {
-                sin_family: libc::AF_INET as libc::sa_family_t,
-                sin_port: a.port().to_be(),
-                sin_addr: libc::in_addr {
-                    s_addr: u32::from_ne_bytes(a.ip().octets()),
-                },
-                sin_zero: [0; 8],
-            };
-            // SAFETY: sockaddr_storage is larger than and suitably aligned for sockaddr_in.
-            unsafe { std::ptr::write((&mut storage as *mut libc::sockaddr_storage).cast(), sin) };
-            std::mem::size_of::<libc::sockaddr_in>()
-        }
-        SocketAddr::V6(a) => {
-            let sin6 = libc::sockaddr_in6 {
-                sin6_family: libc::AF_INET6 as libc::sa_family_t,
-                sin6_port: a.port().to_be(),
-                sin6_flowinfo: a.flowinfo(),
-                sin6_addr: libc::in6_addr {
-                    s6_addr: a.ip().octets(),
-                },
-                sin6_scope_id: a.scope_id(),
-            };
-            // SAFETY: sockaddr_storage is larger than and suitably aligned for sockaddr_in6.
-            unsafe { std::ptr::write((&mut storage as *mut libc::sockaddr_storage).cast(), sin6) };
-            std::mem::size_of::<libc::sockaddr_in6>()
-        }
-    };
-    (storage, len as libc::socklen_t)
-}
-
-/// `recv` into memory that need not be initialised; the kernel writes the bytes it returns.
-fn recv_uninit(fd: RawFd, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
-    // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the duration of the call and
-    // recv only writes into it (it never reads it), so uninitialised memory is fine.
-    let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
-    if n < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
-    }
 }
 
 impl_async_read!(TcpStream, s => s);

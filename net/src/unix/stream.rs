@@ -4,7 +4,6 @@
 use std::future::poll_fn;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::SocketAddr;
 use std::path::Path;
 use std::task::{Context, Poll};
@@ -89,8 +88,13 @@ impl UnixStream {
     /// # });
     /// ```
     pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
-        let (a, b) = std::os::unix::net::UnixStream::pair()?;
-        Ok((Self::from_std(a)?, Self::from_std(b)?))
+        let (a, b) = crate::sys::socketpair()?;
+        let wrap = |fd| {
+            Ok::<_, io::Error>(UnixStream {
+                io: IoSource::new(std::os::unix::net::UnixStream::from(fd))?,
+            })
+        };
+        Ok((wrap(a)?, wrap(b)?))
     }
 
     /// Wraps a connected stream from the standard library (it is made non-blocking).
@@ -186,72 +190,25 @@ impl UnixStream {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         self.io.poll_transfer(Direction::Write, cx, buf.len(), |s| {
-            send(s.as_raw_fd(), buf)
+            crate::sys::send(s.as_raw_fd(), buf)
         })
-    }
-}
-
-/// `send` with `MSG_NOSIGNAL`: a closed peer is an `EPIPE` error, never a SIGPIPE.
-fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
-    // SAFETY: `buf` is valid for `buf.len()` bytes for the duration of the call.
-    let n = unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), libc::MSG_NOSIGNAL) };
-    if n < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
     }
 }
 
 /// Creates a non-blocking Unix socket and starts connecting it to `path`; the flag says
 /// whether the connection is still in progress.
 fn start_connect(path: &Path) -> io::Result<(std::os::unix::net::UnixStream, bool)> {
-    // SAFETY: sockaddr_un is plain old data; all-zero is a valid (empty) value.
-    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
-    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
-    let bytes = path.as_os_str().as_bytes();
-    if bytes.contains(&0) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "the path contains a NUL byte",
-        ));
-    }
-    if bytes.len() >= addr.sun_path.len() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "the path is {} bytes long; a Unix socket path must be under {}",
-                bytes.len(),
-                addr.sun_path.len()
-            ),
-        ));
-    }
-    for (dst, &src) in addr.sun_path.iter_mut().zip(bytes) {
-        *dst = src as libc::c_char;
-    }
+    let addr = crate::sys::SockAddr::unix_path(path)?;
     // The std stream owns (and will close) the socket, also on the error paths below.
     let stream = std::os::unix::net::UnixStream::from(crate::sys::stream_socket(libc::AF_UNIX)?);
-    let fd = stream.as_raw_fd();
-    let len = std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1;
-    // SAFETY: `addr` is a valid sockaddr_un and `len` does not exceed its size.
-    let r = unsafe {
-        libc::connect(
-            fd,
-            (&addr as *const libc::sockaddr_un).cast(),
-            len as libc::socklen_t,
-        )
-    };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        return match e.raw_os_error() {
-            Some(libc::EINPROGRESS) => Ok((stream, true)),
-            Some(libc::EAGAIN) => Err(io::Error::new(
-                io::ErrorKind::WouldBlock,
-                "the listener's backlog is full",
-            )),
-            _ => Err(e),
-        };
+    match crate::sys::connect(stream.as_raw_fd(), &addr) {
+        Ok(in_progress) => Ok((stream, in_progress)),
+        Err(e) if crate::sys::errno(&e) == Some(libc::EAGAIN) => Err(io::Error::new(
+            io::ErrorKind::WouldBlock,
+            "the listener's backlog is full",
+        )),
+        Err(e) => Err(e),
     }
-    Ok((stream, false))
 }
 
 impl_async_read!(UnixStream, s => s);
