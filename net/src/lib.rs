@@ -43,24 +43,17 @@
 
 #![warn(missing_docs)]
 
-// `#[macro_use]`: tcp and unix define their `Accept` future with `accept_future!`.
-#[macro_use]
-mod accept_future;
 mod addr;
-// `#[macro_use]`: tcp and unix define their stream halves with `stream_halves!`.
-#[macro_use]
 mod halves;
 pub mod io;
 mod io_source;
+mod io_traits;
+mod listener;
 mod reactor;
 mod readiness;
 pub mod signal;
-// `#[macro_use]`: tcp and unix write their shared stream methods with `stream_io_methods!`.
-#[macro_use]
-mod stream_methods;
+mod stream;
 mod sys;
-// `#[macro_use]`: the unix stream reuses tcp's `AsyncRead`/`AsyncWrite` impl macros.
-#[macro_use]
 pub mod tcp;
 pub mod time;
 mod timers;

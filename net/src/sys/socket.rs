@@ -112,8 +112,7 @@ impl SockAddr {
     }
 
     /// The address as the standard library's IP socket address.
-    #[allow(dead_code)] // TEMP: used by the accept policy (next commit)
-    pub(crate) fn to_inet(&self) -> io::Result<SocketAddr> {
+    pub(crate) fn to_inet(self) -> io::Result<SocketAddr> {
         match self.storage.ss_family as libc::c_int {
             libc::AF_INET => {
                 // SAFETY: the kernel wrote a sockaddr_in (family AF_INET); sockaddr_storage
@@ -138,8 +137,7 @@ impl SockAddr {
 
     /// The address as the standard library's Unix-domain socket address: unnamed (the
     /// usual peer of a listener), a path, or an abstract name.
-    #[allow(dead_code)] // TEMP: used by the accept policy (next commit)
-    pub(crate) fn to_unix(&self) -> io::Result<std::os::unix::net::SocketAddr> {
+    pub(crate) fn to_unix(self) -> io::Result<std::os::unix::net::SocketAddr> {
         use std::os::linux::net::SocketAddrExt;
         use std::os::unix::net::SocketAddr as UnixAddr;
         let offset = sun_path_offset();
@@ -194,18 +192,10 @@ pub(crate) fn stream_socket(domain: libc::c_int) -> io::Result<OwnedFd> {
 /// A connected pair of non-blocking, close-on-exec Unix stream sockets.
 pub(crate) fn socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [-1; 2];
+    let ty = libc::SOCK_STREAM | FLAGS;
     // SAFETY: the kernel writes two fds into the array on our stack.
-    check(
-        unsafe {
-            libc::socketpair(
-                libc::AF_UNIX,
-                libc::SOCK_STREAM | FLAGS,
-                0,
-                fds.as_mut_ptr(),
-            )
-        },
-        || "socketpair",
-    )?;
+    let r = unsafe { libc::socketpair(libc::AF_UNIX, ty, 0, fds.as_mut_ptr()) };
+    check(r, || "socketpair")?;
     // SAFETY: both fds are fresh sockets owned by nobody else.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
@@ -282,10 +272,8 @@ pub(crate) fn listen(fd: RawFd, backlog: u32) -> io::Result<()> {
 /// already established.
 pub(crate) fn connect(fd: RawFd, addr: &SockAddr) -> io::Result<bool> {
     // SAFETY: `addr` holds a valid socket address of `addr.len` bytes.
-    match check(
-        unsafe { libc::connect(fd, addr.as_ptr(), addr.len) },
-        || "connect",
-    ) {
+    let r = unsafe { libc::connect(fd, addr.as_ptr(), addr.len) };
+    match check(r, || "connect") {
         Ok(_) => Ok(false),
         Err(e) if super::errno(&e) == Some(libc::EINPROGRESS) => Ok(true),
         Err(e) => Err(e),
@@ -293,21 +281,17 @@ pub(crate) fn connect(fd: RawFd, addr: &SockAddr) -> io::Result<bool> {
 }
 
 /// The address of `fd`'s peer: fails with `ENOTCONN` unless it is connected.
-#[allow(dead_code)] // TEMP: used by the accept policy (next commit)
 pub(crate) fn peer_addr(fd: RawFd) -> io::Result<SockAddr> {
     let mut addr = SockAddr::empty();
     // SAFETY: the kernel writes at most `addr.len` bytes into the storage and updates the
     // length.
-    check(
-        unsafe { libc::getpeername(fd, addr.as_mut_ptr(), &mut addr.len) },
-        || "getpeername",
-    )?;
+    let r = unsafe { libc::getpeername(fd, addr.as_mut_ptr(), &mut addr.len) };
+    check(r, || "getpeername")?;
     Ok(addr)
 }
 
 /// Accepts a connection on the listening `fd`: the new socket comes non-blocking and
 /// close-on-exec from the one call (`accept4`), with its peer's address.
-#[allow(dead_code)] // TEMP: used by the accept policy (next commit)
 pub(crate) fn accept(fd: RawFd) -> io::Result<(OwnedFd, SockAddr)> {
     let mut addr = SockAddr::empty();
     // SAFETY: the kernel writes at most `addr.len` bytes into the storage and updates the

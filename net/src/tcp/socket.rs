@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use super::{TcpListener, TcpStream};
+use crate::stream::StreamCore;
 use crate::sys::{self, SockAddr};
 
 /// A TCP socket that is neither listening nor connected yet: set options that must come
@@ -271,7 +272,7 @@ impl TcpSocket {
     pub fn listen(self, backlog: u32) -> io::Result<TcpListener> {
         sys::listen(self.socket.as_raw_fd(), backlog)?;
         let fd = OwnedFd::from(self.socket);
-        TcpListener::from_std(std::net::TcpListener::from(fd))
+        TcpListener::from_nonblocking(std::net::TcpListener::from(fd))
     }
 
     /// Connects to `addr` and returns the stream, on the current runtime.
@@ -288,10 +289,16 @@ impl TcpSocket {
     /// # });
     /// ```
     pub async fn connect(self, addr: SocketAddr) -> io::Result<TcpStream> {
-        let context = |e: io::Error| io::Error::new(e.kind(), format!("connecting to {addr}: {e}"));
-        sys::connect(self.socket.as_raw_fd(), &SockAddr::inet(&addr)).map_err(context)?;
-        TcpStream::connected(self.socket).await.map_err(context)
+        match StreamCore::connect(self.socket, &SockAddr::inet(&addr)).await {
+            Ok(core) => Ok(TcpStream { core }),
+            Err(e) => Err(connecting_to(addr, e)),
+        }
     }
+}
+
+/// `e`, saying that it happened connecting to `addr`.
+pub(super) fn connecting_to(addr: SocketAddr, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("connecting to {addr}: {e}"))
 }
 
 impl AsRawFd for TcpSocket {
