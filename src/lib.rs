@@ -52,7 +52,7 @@
 //!   spinning workers. See the README's "Using tokio-bound crates".
 //! * `hyper` (off by default): [`hyper`](crate::hyper) serves hyper 1.x (and so axum and tonic)
 //!   on spinpark.
-//! * `tokio-io` (off by default): tokio's `AsyncRead`/`AsyncWrite` on the TCP streams.
+//! * `tokio-io` (off by default): tokio's `AsyncRead`/`AsyncWrite` on the TCP and Unix streams.
 //!
 //! The crates behind the facade: `spinpark-executor` (scheduler and idle protocol),
 //! `spinpark-net` (epoll reactor, sockets, signals, timers) and `spinpark-macros`.

@@ -13,7 +13,7 @@
 //! let mut client = spinpark_net::TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
 //! let (mut server, _) = listener.accept().await.unwrap();
 //! client.write_all(b"hi").await.unwrap();
-//! AsyncWriteExt::shutdown(&mut client).await.unwrap(); // the server reads end of stream
+//! client.shutdown().await.unwrap(); // tokio's: the server reads end of stream
 //! let mut buf = Vec::new();
 //! server.read_to_end(&mut buf).await.unwrap();
 //! assert_eq!(buf, b"hi");

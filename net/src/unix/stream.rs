@@ -149,15 +149,20 @@ impl UnixStream {
         self.core.get().local_addr()
     }
 
-    /// Shuts down the read side, the write side, or both.
+    /// Shuts down the read side, the write side, or both, at once (`shutdown(2)`).
+    ///
+    /// Not named `shutdown`: tokio's `AsyncWriteExt::shutdown()` (with the `tokio-io`
+    /// feature) shuts down the write side, and an inherent method of that name would shadow
+    /// it, so `stream.shutdown().await` in tokio code would not compile. With `futures-io`'s
+    /// traits, `close().await` does the same.
     ///
     /// ```
     /// # spinpark::Runtime::new().unwrap().block_on(async {
     /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
-    /// stream.shutdown(std::net::Shutdown::Write).unwrap(); // the peer reads end of stream
+    /// stream.shutdown_with(std::net::Shutdown::Write).unwrap(); // the peer reads end of stream
     /// # });
     /// ```
-    pub fn shutdown(&self, how: std::net::Shutdown) -> io::Result<()> {
+    pub fn shutdown_with(&self, how: std::net::Shutdown) -> io::Result<()> {
         self.core.shutdown(how)
     }
 
