@@ -69,15 +69,27 @@ pub use spinpark_macros::{main, test};
 
 /// Networking on the runtime's reactor: TCP, UDP and Unix-domain sockets.
 pub mod net {
-    pub use spinpark_net::tcp::*;
-    pub use spinpark_net::udp::UdpSocket;
-    pub use spinpark_net::unix::{UnixListener, UnixStream};
     pub use spinpark_net::{lookup_host, ToSocketAddrs};
+    pub use spinpark_net::{
+        TcpListener, TcpSocket, TcpStream, UdpSocket, UnixListener, UnixStream,
+    };
+
+    /// TCP stream halves, futures and listener settings (as `tokio::net::tcp`).
+    pub mod tcp {
+        pub use spinpark_net::tcp::*;
+    }
 
     /// Unix-domain socket halves, addresses and futures (as `tokio::net::unix`).
     pub mod unix {
         pub use spinpark_net::unix::*;
     }
+
+    // Where 0.1.0 had them (before `net::tcp`); kept so that code naming them here compiles.
+    #[doc(hidden)]
+    pub use spinpark_net::tcp::{
+        Accept, Incoming, OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf,
+        ACCEPT_BACKOFF, DEFAULT_BACKLOG,
+    };
 }
 
 /// Putting any non-blocking fd on the runtime's reactor: `AsyncFd`.

@@ -42,7 +42,7 @@ use crate::time::Sleep;
 /// Existing connections keep being served meanwhile; when one closes, the next try succeeds.
 ///
 /// ```
-/// assert!(spinpark::net::ACCEPT_BACKOFF < std::time::Duration::from_secs(1));
+/// assert!(spinpark::net::tcp::ACCEPT_BACKOFF < std::time::Duration::from_secs(1));
 /// ```
 pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 

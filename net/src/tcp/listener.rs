@@ -205,7 +205,7 @@ impl TcpListener {
 /// # spinpark::Runtime::new().unwrap().block_on(async {
 /// use futures_util::StreamExt;
 /// let listener = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-/// let mut incoming: spinpark::net::Incoming<'_> = listener.incoming();
+/// let mut incoming: spinpark::net::tcp::Incoming<'_> = listener.incoming();
 /// let addr = listener.local_addr().unwrap();
 /// let client = spinpark::spawn(spinpark::net::TcpStream::connect(addr));
 /// assert!(incoming.next().await.unwrap().is_ok());

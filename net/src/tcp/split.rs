@@ -51,7 +51,7 @@ pub struct WriteHalf<'a>(pub(super) &'a TcpStream);
 /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
 /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
 /// let (read, write) = stream.into_split();
-/// let reader = spinpark::spawn(async move { let _r: spinpark::net::OwnedReadHalf = read; });
+/// let reader = spinpark::spawn(async move { let _r: spinpark::net::tcp::OwnedReadHalf = read; });
 /// reader.await.unwrap();
 /// # drop(write);
 /// # });
