@@ -68,7 +68,8 @@ fn readable_guard_round_trips_through_another_task() {
 }
 
 /// Lets pending events be processed, then checks that `readable()` is still pending. No
-/// timer: a late timer (were a reactor wake-up ever lost again) cannot slow this down or hang it.
+/// timer: a late timer (were the reactor's wake-up ever lost again) cannot slow this down or
+/// hang it.
 async fn not_readable(fd: &AsyncFd<UnixStream>) -> bool {
     for _ in 0..100 {
         spinpark_executor::yield_now().await;
