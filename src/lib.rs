@@ -52,7 +52,7 @@
 //!   spinning workers. See the README's "Using tokio-bound crates".
 //! * `hyper` (off by default): [`hyper`](crate::hyper) serves hyper 1.x (and so axum and tonic)
 //!   on spinpark.
-//! * `tokio-io` (off by default): tokio's `AsyncRead`/`AsyncWrite` on the TCP streams.
+//! * `tokio-io` (off by default): tokio's `AsyncRead`/`AsyncWrite` on the TCP and Unix streams.
 //!
 //! The crates behind the facade: `spinpark-executor` (scheduler and idle protocol),
 //! `spinpark-net` (epoll reactor, sockets, signals, timers) and `spinpark-macros`.
@@ -69,15 +69,27 @@ pub use spinpark_macros::{main, test};
 
 /// Networking on the runtime's reactor: TCP, UDP and Unix-domain sockets.
 pub mod net {
-    pub use spinpark_net::tcp::*;
-    pub use spinpark_net::udp::UdpSocket;
-    pub use spinpark_net::unix::{UnixListener, UnixStream};
     pub use spinpark_net::{lookup_host, ToSocketAddrs};
+    pub use spinpark_net::{
+        TcpListener, TcpSocket, TcpStream, UdpSocket, UnixListener, UnixStream,
+    };
+
+    /// TCP stream halves, futures and listener settings (as `tokio::net::tcp`).
+    pub mod tcp {
+        pub use spinpark_net::tcp::*;
+    }
 
     /// Unix-domain socket halves, addresses and futures (as `tokio::net::unix`).
     pub mod unix {
         pub use spinpark_net::unix::*;
     }
+
+    // Where 0.1.0 had them (before `net::tcp`); kept so that code naming them here compiles.
+    #[doc(hidden)]
+    pub use spinpark_net::tcp::{
+        Accept, Incoming, OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf,
+        ACCEPT_BACKOFF, DEFAULT_BACKLOG,
+    };
 }
 
 /// Putting any non-blocking fd on the runtime's reactor: `AsyncFd`.

@@ -11,7 +11,7 @@
 //! drains the eventfd. Were the eventfd in the epoll set, a spinner's zero-timeout poll could
 //! take the wake-up meant for the parked worker, which would then find nothing and block
 //! again with its old timeout: a timer registered meanwhile, or the worker a producer picked
-//! to wake, would be lost (issue 9). Events of sources may be taken by either side; whoever
+//! to wake, would be lost. Events of sources may be taken by either side; whoever
 //! takes one dispatches it, so the parked worker finding nothing is then correct.
 //!
 //! Sources are kept in a slab indexed by the epoll token's low 32 bits; the high 32 bits are
@@ -49,6 +49,9 @@ pub(crate) struct Reactor {
     /// drains the eventfd.
     unparked: AtomicBool,
     slab: Mutex<Slab>,
+    /// Registrations of process-wide fds that many listeners share (each signal kind's
+    /// eventfd): one per fd, kept as long as the reactor.
+    shared: Mutex<Vec<(RawFd, Arc<Readiness>)>>,
     pub(crate) timers: Timers,
     /// The deadline (nanos since `base`, plus one) that a parked worker waits for: 0 when none
     /// is parked, `u64::MAX` when one waits without a deadline. A timer due earlier must
@@ -120,6 +123,7 @@ impl Reactor {
             eventfd,
             unparked: AtomicBool::new(false),
             slab: Mutex::new(Slab::default()),
+            shared: Mutex::new(Vec::new()),
             timers: Timers::new(),
             park_deadline: AtomicU64::new(0),
             base: Instant::now(),
@@ -162,6 +166,21 @@ impl Reactor {
             return Err(e);
         }
         Ok((token, source))
+    }
+
+    /// The readiness of `fd`, an fd that stays open for the rest of the process and that
+    /// many listeners share (a signal kind's eventfd): registered the first time, as not yet
+    /// ready, and the same registration for every later caller, which opens nothing and makes
+    /// no call. It is never deregistered: the fd outlives the reactor.
+    pub(crate) fn shared_source(&self, fd: RawFd) -> io::Result<Arc<Readiness>> {
+        // No user code runs under this lock; it is taken before the slab's, never after.
+        let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, r)) = shared.iter().find(|(f, _)| *f == fd) {
+            return Ok(r.clone());
+        }
+        let (_, readiness) = self.register(fd, false)?;
+        shared.push((fd, readiness.clone()));
+        Ok(readiness)
     }
 
     /// Removes `fd` from epoll (before the caller closes it) and frees its slot.
@@ -374,10 +393,11 @@ mod tests {
         rx
     }
 
-    /// Issue 9, forced in the order that lost it: the wake-up for the parked worker is written,
-    /// a spinner's zero-timeout poll runs before the parked worker looks, then the parked
-    /// worker looks. When the wake-up went through the shared epoll set, that poll took it
-    /// and this park blocked for ever (no timers: no timeout).
+    /// The lost wake-up the module docs describe, forced in the order that lost it: the
+    /// wake-up for the parked worker is written, a spinner's zero-timeout poll runs before the
+    /// parked worker looks, then the parked worker looks. When the wake-up went through the
+    /// shared epoll set, that poll took it and this park blocked for ever (no timers: no
+    /// timeout).
     #[test]
     fn a_spinners_poll_does_not_take_the_unpark() {
         let d = driver();
@@ -390,14 +410,14 @@ mod tests {
         assert!(!d.0.unparked.load(Ordering::Acquire));
     }
 
-    /// The issue's step 5 on real threads: a worker is parked without a deadline, a timer due
+    /// The same race on real threads: a worker is parked without a deadline, a timer due
     /// earlier is added, and another thread keeps polling as a spinner would. The parked
     /// worker must return to take the new deadline into account.
     #[test]
     fn a_timer_added_while_parked_unparks_despite_spinners() {
         let d = driver();
-        // `park` may return spuriously (before issue 9, the first one always did: the eventfd
-        // was registered writable); a first poll takes any such event.
+        // `park` may return spuriously (when the eventfd was in the epoll set, the first one
+        // always did: the eventfd was registered writable); a first poll takes any such event.
         d.poll();
         let returned = park_on_thread(&d);
         // Wait (bounded) until the worker is inside `park` with its infinite deadline.

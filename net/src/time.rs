@@ -67,6 +67,19 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
     }
 }
 
+/// A sleep of `duration` on `reactor`'s timers rather than the current runtime's: a socket's
+/// own pause (accept's back-off) runs on the socket's reactor. Complete at once if that
+/// reactor has shut down (the socket's next operation then reports it).
+pub(crate) fn sleep_in(reactor: &Arc<Reactor>, duration: Duration) -> Sleep {
+    let deadline = after(Instant::now(), duration);
+    let state = if reactor.is_shut_down() {
+        State::Done
+    } else {
+        State::Bound(reactor.clone())
+    };
+    Sleep { deadline, state }
+}
+
 fn far_future() -> Instant {
     Instant::now() + Duration::from_secs(86400 * 365 * 30)
 }
@@ -99,6 +112,8 @@ pub struct Sleep {
 
 enum State {
     Unregistered,
+    /// Not registered yet, but on this reactor rather than the current runtime's.
+    Bound(Arc<Reactor>),
     Registered(Arc<Reactor>, TimerKey),
     Done,
 }
@@ -185,6 +200,7 @@ impl Future for Sleep {
                 let r = Reactor::current().unwrap_or_else(|e| panic!("spinpark::time: {e}"));
                 this.state = arm(r, this.deadline, cx.waker());
             }
+            State::Bound(r) => this.state = arm(r.clone(), this.deadline, cx.waker()),
             State::Done => unreachable!(),
         }
         Poll::Pending
