@@ -161,3 +161,25 @@ fn a_long_poll_is_counted() {
         "counted on the one worker that ran it: {m:?}"
     );
 }
+
+/// Shutting down stops the watchdog thread even while a worker is spinning (and so keeps
+/// re-arming the watchdog's timer) at that moment. A re-arm that landed after shutdown used
+/// to cancel the wake-up meant for the watchdog, and dropping the runtime hung joining it.
+#[test]
+fn shutdown_stops_the_watchdog_while_workers_spin() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for _ in 0..300 {
+            let rt = Builder::new()
+                .worker_threads(2)
+                .spin(Duration::from_millis(2))
+                .build()
+                .unwrap();
+            rt.block_on(async { spawn(async {}).await.unwrap() });
+            drop(rt);
+        }
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(GIVE_UP)
+        .expect("dropping a runtime hung (its watchdog thread did not stop)");
+}

@@ -38,7 +38,8 @@
 //! # Why no change is lost
 //!
 //! The alarm's state is changed only under a mutex, by a caller that read the idle word
-//! under it. A caller that skips the mutex (the common case: the alarm looks right) read the
+//! under it; once the word says shutdown, only `close` touches it (its ring tells the
+//! watchdog thread to exit, and a late re-arm must not cancel that). A caller that skips the mutex (the common case: the alarm looks right) read the
 //! deadline after its own change of the word; a caller that changed the alarm re-reads the
 //! word after storing the deadline. Both sides are `SeqCst`, so either the re-read sees the
 //! other's change of the word (and fixes the alarm), or the other's read sees the new
@@ -114,6 +115,13 @@ impl<A: Alarm> Watch<A> {
     fn set(&self, now: Nanos, workers: u32, after: Nanos, current: &impl Fn() -> Word) {
         let mut want = current().wants_watch(workers);
         loop {
+            // Once shut down, the alarm is `close`'s: setting it now would cancel the ring
+            // that tells the watchdog to exit. (`close` takes this lock, and the word says
+            // shutdown before `close` is called, so either this sees it, or `close` comes
+            // after this whole call.)
+            if current().is_shutdown() {
+                return;
+            }
             if want {
                 self.alarm.set(Some(Duration::from_nanos(after)));
                 // SeqCst: see "Why no change is lost".
@@ -136,8 +144,9 @@ impl<A: Alarm> Watch<A> {
         self.alarm.wait()
     }
 
-    /// Stops the watchdog thread (at shutdown).
+    /// Stops the watchdog thread (at shutdown, after the idle word says so).
     pub(crate) fn close(&self) {
+        let _g = lock(&self.lock);
         self.alarm.close();
     }
 
