@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use futures_util::{AsyncReadExt, AsyncWriteExt};
 use spinpark::net::TcpStream;
-use spinpark::signal::{ctrl_c, signal, SignalKind};
+use spinpark::signal::{signal, SignalKind};
 use spinpark::time::{interval, sleep, timeout};
 use tokio::sync::{mpsc, watch};
 
@@ -53,6 +53,12 @@ async fn main() -> io::Result<()> {
         })
     };
 
+    // Both signal streams are made once, before the loop, and live across its turns. A
+    // `ctrl_c()` written inside `select!` would be a new listener on every turn, and a SIGINT
+    // arriving between two turns (after one accept, before the next `select!` polls the new
+    // `ctrl_c()`) would find none: the handler is installed for good, so the signal no longer
+    // kills the process, and nothing hears it. Under accept load that is most of them.
+    let mut int = signal(SignalKind::interrupt())?;
     let mut term = signal(SignalKind::terminate())?;
     loop {
         tokio::select! {
@@ -70,7 +76,7 @@ async fn main() -> io::Result<()> {
                     }
                 });
             }
-            r = ctrl_c() => { r?; break; }
+            _ = int.recv() => break,
             _ = term.recv() => break,
         }
     }

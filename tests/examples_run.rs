@@ -1,13 +1,16 @@
 //! Runs the `graceful_shutdown` and `chat_server` examples as processes and talks to them:
-//! SIGTERM lets the request in flight finish, and a chat line reaches the other client.
+//! SIGTERM lets the request in flight finish, SIGINT stops the server while clients churn,
+//! and a chat line reaches the other client.
 //! `cargo test` builds the examples first; when they are missing (a single `--test` run), the
 //! tests say so and skip.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 fn example(name: &str) -> Option<PathBuf> {
     // target/debug/deps/examples_run-xxxx -> target/debug/examples/NAME
@@ -18,6 +21,14 @@ fn example(name: &str) -> Option<PathBuf> {
 
 /// Starts `name` on 127.0.0.1 port 0 and returns the child and the address it printed.
 fn start(name: &str) -> Option<(Child, SocketAddr, BufReader<std::process::ChildStdout>)> {
+    start_with(name, Stdio::inherit())
+}
+
+/// [`start`], with the child's stderr going to `stderr`.
+fn start_with(
+    name: &str,
+    stderr: Stdio,
+) -> Option<(Child, SocketAddr, BufReader<std::process::ChildStdout>)> {
     let Some(path) = example(name) else {
         println!("skipped: the {name} example is not built (run the whole `cargo test`)");
         return None;
@@ -25,6 +36,7 @@ fn start(name: &str) -> Option<(Child, SocketAddr, BufReader<std::process::Child
     let mut child = Command::new(path)
         .arg("127.0.0.1:0")
         .stdout(Stdio::piped())
+        .stderr(stderr)
         .spawn()
         .unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap());
@@ -80,6 +92,92 @@ fn graceful_shutdown_finishes_the_request_in_flight_on_sigterm() {
     assert!(
         TcpStream::connect(addr).is_err(),
         "still accepting after exit"
+    );
+}
+
+/// Waits up to `limit` for `child` to exit (a watchdog, not a timing assertion).
+fn wait_for_exit(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+/// A client that connects, sends a request and hangs up, over and over, until `stop`.
+fn churn(addr: SocketAddr, stop: Arc<AtomicBool>, done: Arc<AtomicU64>) {
+    while !stop.load(Relaxed) {
+        // Refused once the server stops listening: keep trying until told to stop.
+        if let Ok(mut s) = TcpStream::connect(addr) {
+            let _ = s.write_all(b"1\n");
+            done.fetch_add(1, Relaxed);
+        }
+    }
+}
+
+/// The case: with `ctrl_c()` made anew on every turn of the accept loop, a SIGINT that
+/// arrives between two turns finds no listener (and, the handler being installed, does not
+/// kill the process either): it was lost 7 times in 10. Each run starts the server, has
+/// clients churn against it, sends one SIGINT and requires a clean exit.
+#[test]
+fn graceful_shutdown_stops_on_every_sigint_while_clients_churn() {
+    const RUNS: usize = 10;
+    const CLIENTS: usize = 4;
+    let mut lost = Vec::new();
+    for run in 0..RUNS {
+        // Its stderr is dropped: clients that hang up mid-reply make it log resets.
+        let Some((mut child, addr, mut out)) = start_with("graceful_shutdown", Stdio::null())
+        else {
+            return;
+        };
+        // Drain its stdout so that its prints never block it.
+        let drain = std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = out.read_to_string(&mut rest);
+            rest
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicU64::new(0));
+        let clients: Vec<_> = (0..CLIENTS)
+            .map(|_| {
+                let (stop, done) = (stop.clone(), done.clone());
+                std::thread::spawn(move || churn(addr, stop, done))
+            })
+            .collect();
+        // Under load: wait until the clients have made some connections (bounded).
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while done.load(Relaxed) < 2000 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(done.load(Relaxed) > 0, "no client got through");
+        // SAFETY: kill(2) on our own child's pid.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+        let status = wait_for_exit(&mut child, Duration::from_secs(30));
+        stop.store(true, Relaxed);
+        for c in clients {
+            c.join().unwrap();
+        }
+        match status {
+            Some(status) => {
+                assert!(status.success(), "run {run}: exit status {status}");
+                let printed = drain.join().unwrap();
+                assert!(printed.contains("shutting down"), "run {run}: {printed}");
+            }
+            None => {
+                lost.push(run);
+                child.kill().unwrap();
+                child.wait().unwrap();
+                drain.join().unwrap();
+            }
+        }
+    }
+    assert!(
+        lost.is_empty(),
+        "{} of {RUNS} SIGINTs were lost (runs {lost:?})",
+        lost.len()
     );
 }
 
