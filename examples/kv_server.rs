@@ -8,8 +8,10 @@
 //!
 //! Commands: PING [msg], ECHO, GET, SET key value [NX|XX] [EX s|PX ms|KEEPTTL], DEL and EXISTS
 //! (several keys, answer a count), INCR, MGET, MSET, CONFIG GET (an empty array) and COMMAND
-//! (an empty array, whatever follows). Names are case-insensitive; requests may be RESP
-//! arrays or inline lines (`SET a b`), and may be pipelined.
+//! (an empty array, whatever follows), and QUIT. Names are case-insensitive; requests may be
+//! RESP arrays or inline lines (`SET a b`, with Redis's quoting: `SET "a b" 'c'`,
+//! `"\x41\n"`), and may be pipelined. `tests/kv_vs_redis.rs` sends the same raw inputs to
+//! this server and to `redis-server` and compares the replies byte for byte.
 //!
 //! How: the protocol lives in `examples/common/src/resp.rs` (a streaming parser with bounds on
 //! every declared length, and the replies), the store, the commands and the connection loop

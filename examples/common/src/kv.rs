@@ -9,7 +9,9 @@
 //!
 //! A connection reads into a buffer, runs every complete command in it in order, and sends
 //! their replies with one write (or several, if they pass [`FLUSH_AT`] bytes). Command errors
-//! are replies; a protocol error is answered, then only that connection is closed.
+//! are replies; a protocol error is answered, then only that connection is closed. `QUIT` is
+//! answered `+OK` and closes the connection; an HTTP request (`POST`, `Host:`) closes it
+//! without a reply, as Redis does.
 
 use std::collections::HashMap;
 use std::io;
@@ -306,8 +308,39 @@ fn config(_: &Store, args: &mut [Vec<u8>], _: Instant) -> Reply {
     }
 }
 
-/// Serves one connection until the peer closes it (`Ok`) or sends malformed input (an
-/// `InvalidData` error, after the `-ERR Protocol error: ...` reply has been sent).
+/// What a parsed request means for its connection, before it is run.
+enum Session {
+    /// A command for [`exec`].
+    Command,
+    /// An empty request: no reply.
+    Skip,
+    /// `QUIT` (any arguments, any case): `+OK`, then the connection is closed and whatever
+    /// follows it is ignored.
+    Quit,
+    /// `POST` or `Host:` as a command name: an HTTP request sent to the Redis port (a browser
+    /// tricked into posting to it, a cross-protocol attack); the connection is closed without
+    /// a reply, as Redis does.
+    Refuse,
+}
+
+impl Session {
+    fn of(args: &[Vec<u8>]) -> Session {
+        let Some(name) = args.first() else {
+            return Session::Skip;
+        };
+        if name.eq_ignore_ascii_case(b"quit") {
+            Session::Quit
+        } else if name.eq_ignore_ascii_case(b"post") || name.eq_ignore_ascii_case(b"host:") {
+            Session::Refuse
+        } else {
+            Session::Command
+        }
+    }
+}
+
+/// Serves one connection until the peer closes it or sends `QUIT` (`Ok`), or sends
+/// malformed input (an `InvalidData` error, after the `-ERR Protocol error: ...` reply has
+/// been sent) or an HTTP request (`InvalidData`, without a reply).
 pub async fn serve_conn<S>(stream: S, store: Store) -> io::Result<()>
 where
     S: futures_io::AsyncRead + futures_io::AsyncWrite + Unpin,
@@ -342,8 +375,26 @@ where
             match parser.parse(&buf[start..]) {
                 Ok(Some((args, used))) => {
                     start += used;
-                    if !args.is_empty() {
-                        exec_owned(&store, args, Instant::now()).encode(&mut out);
+                    match Session::of(&args) {
+                        Session::Command => {
+                            exec_owned(&store, args, Instant::now()).encode(&mut out)
+                        }
+                        Session::Skip => {}
+                        Session::Quit => {
+                            Reply::ok().encode(&mut out);
+                            stream.write_all(&out).await?;
+                            let _ = stream.close().await;
+                            return Ok(());
+                        }
+                        Session::Refuse => {
+                            // As Redis: the replies still waiting are dropped too.
+                            let _ = stream.close().await;
+                            return Err(io::Error::new(
+                                io::ErrorKind::InvalidData,
+                                "an HTTP request on the Redis port (POST or Host:): \
+                                 closed without a reply, as Redis does",
+                            ));
+                        }
                     }
                     if out.len() >= FLUSH_AT {
                         stream.write_all(&out).await?;
