@@ -236,17 +236,16 @@ fn every_example_answers_help() {
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
-        let mut out = String::new();
-        child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
-        let status = wait_for_exit(&mut child, Duration::from_secs(60)).unwrap_or_else(|| {
+        // The usage fits in the pipe: wait first, so that a server started by mistake fails
+        // the test instead of blocking the read.
+        let status = wait_for_exit(&mut child, Duration::from_secs(30)).unwrap_or_else(|| {
             child.kill().unwrap();
+            child.wait().unwrap();
             panic!("{name} --help did not exit (it started serving?)")
         });
+        let mut out = String::new();
+        let mut stdout = child.stdout.take().unwrap();
+        stdout.read_to_string(&mut out).unwrap();
         assert!(status.success(), "{name} --help: {status}");
         assert!(out.contains("Usage:"), "{name} --help printed {out:?}");
     }
