@@ -155,7 +155,11 @@ fn graceful_shutdown_stops_on_every_sigint_while_clients_churn() {
         while done.load(Relaxed) < 2000 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
-        assert!(done.load(Relaxed) > 0, "no client got through");
+        if done.load(Relaxed) == 0 {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("run {run}: no client got through");
+        }
         // SAFETY: kill(2) on our own child's pid.
         assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
         let status = wait_for_exit(&mut child, Duration::from_secs(30));
@@ -271,7 +275,17 @@ mod timeouts {
     /// How long the tests wait for the server to close a connection (a watchdog).
     const WATCHDOG: Duration = Duration::from_secs(60);
 
-    fn start_server(name: &str, extra: &[&str]) -> Option<(Child, SocketAddr)> {
+    /// A server process, killed when the test ends, passed or not.
+    struct Running(Child);
+
+    impl Drop for Running {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    fn start_server(name: &str, extra: &[&str]) -> Option<(Running, SocketAddr)> {
         let mut args = vec!["--addr", "127.0.0.1:0", "--workers", "2"];
         args.extend(extra);
         // Its stderr is dropped: every closed connection is a logged timeout.
@@ -280,7 +294,7 @@ mod timeouts {
             let mut out = out;
             let _ = out.read_to_string(&mut String::new());
         });
-        Some((child, addr))
+        Some((Running(child), addr))
     }
 
     /// Reads until the server closes `s` (end of stream or reset); false if it is still
@@ -330,7 +344,7 @@ mod timeouts {
 
     #[test]
     fn http_server_closes_idle_connections() {
-        let Some((mut child, addr)) = start_server("http_server", &SHORT) else {
+        let Some((_server, addr)) = start_server("http_server", &SHORT) else {
             return;
         };
         // Nothing sent: cut by the handshake timeout (the protocol is never known).
@@ -344,13 +358,11 @@ mod timeouts {
         let mut reply = [0u8; 12];
         c.read_exact(&mut reply).unwrap();
         assert_eq!(&reply, b"HTTP/1.1 200");
-        child.kill().unwrap();
-        child.wait().unwrap();
     }
 
     #[test]
     fn http_server_closes_stalled_tls_handshakes() {
-        let Some((mut child, addr)) =
+        let Some((_server, addr)) =
             start_server("http_server", &[&SHORT[..], &["--tls"]].concat())
         else {
             return;
@@ -361,8 +373,6 @@ mod timeouts {
             0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03,
         ];
         all_closed(addr, 200, &partial, "mid-ClientHello");
-        child.kill().unwrap();
-        child.wait().unwrap();
     }
 
     /// Sends `text` one byte a second on `n` connections at once, and requires the server to
@@ -408,7 +418,7 @@ mod timeouts {
             "--idle-timeout",
             "10s",
         ];
-        let Some((mut child, addr)) = start_server("grpc_server", &flags) else {
+        let Some((_server, addr)) = start_server("grpc_server", &flags) else {
             return;
         };
         // HTTP/1 headers (a minute at this pace; the first byte tells HTTP/1): the header
@@ -419,7 +429,5 @@ mod timeouts {
         let a = std::thread::spawn(move || trickle_is_cut(addr, 5, h1, "HTTP/1 headers"));
         trickle_is_cut(addr, 5, h2, "the HTTP/2 preface");
         a.join().unwrap();
-        child.kill().unwrap();
-        child.wait().unwrap();
     }
 }
