@@ -85,6 +85,7 @@ enum Layouts {
 #[derive(Debug, clap::Parser)]
 #[command(
     name = "rpc",
+    bin_name = "cargo bench --bench rpc --",
     about = "The RPC benchmark: the same echo server on spinpark and on tokio, side by side",
     after_help = "Examples: --quick (about 30 s); --only \"sync T=1,gap 50us\" --rounds 5 \
                   --spin 100us; --only sweep --windows 0,25us,adaptive; --only kv; \

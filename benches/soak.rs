@@ -48,6 +48,7 @@ const ECHO_MAX: usize = 1 << 20;
 #[derive(clap::Parser)]
 #[command(
     name = "soak",
+    bin_name = "cargo bench --bench soak --",
     about = "Hostile and ordinary load against the examples' echo and kv servers, watching \
              their memory, descriptors and latency"
 )]

@@ -362,8 +362,7 @@ mod timeouts {
 
     #[test]
     fn http_server_closes_stalled_tls_handshakes() {
-        let Some((_server, addr)) =
-            start_server("http_server", &[&SHORT[..], &["--tls"]].concat())
+        let Some((_server, addr)) = start_server("http_server", &[&SHORT[..], &["--tls"]].concat())
         else {
             return;
         };
