@@ -6,7 +6,7 @@
 //! use clap::Parser;
 //! use examples_common::args::{RuntimeArgs, Spin};
 //!
-//! #[derive(Parser)]
+//! #[derive(Parser, Debug)]
 //! struct Cli {
 //!     #[command(flatten)]
 //!     runtime: RuntimeArgs,
