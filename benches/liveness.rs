@@ -270,11 +270,26 @@ fn ms(d: Duration) -> String {
     format!("{:.2}", d.as_secs_f64() * 1e3)
 }
 
+/// The command line (`cargo bench --bench liveness -- --help`).
+#[derive(clap::Parser)]
+#[command(
+    name = "liveness",
+    bin_name = "cargo bench --bench liveness --",
+    about = "For spinpark and tokio: how a blocking task affects a timer and an echo \
+             elsewhere, and the cost of a recv after a socket error (about 20 s)"
+)]
+struct Cli {
+    /// Passed by `cargo bench`
+    #[arg(long, hide = true)]
+    bench: bool,
+    /// A name filter, passed by `cargo bench NAME` (ignored)
+    #[arg(hide = true)]
+    filter: Vec<String>,
+}
+
 fn main() {
-    if std::env::args().any(|a| a == "--help" || a == "-h") {
-        println!("usage: cargo bench --bench liveness\n\nPrints, for spinpark and tokio, how a blocking task affects a timer and an echo\nelsewhere, and the cost of a recv after a socket error. Takes about 20 s.");
-        return;
-    }
+    use clap::Parser;
+    let _ = Cli::parse();
     println!(
         "A task holds its worker (CPU loop or blocking sleep; spawned or in a connection handler)."
     );
