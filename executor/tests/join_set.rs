@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use spinpark_executor::{yield_now, Builder, JoinError, JoinSet, Runtime};
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, Semaphore};
 
 /// Generous: these scenarios take milliseconds when they work.
 const WATCHDOG: Duration = Duration::from_secs(60);
@@ -391,24 +391,28 @@ impl Drop for SlowDropGuard {
     }
 }
 
-/// A branch that is ready every other poll, to win `select!` against `join_next` often,
-/// after `join_next` was polled and registered.
-async fn other_branch(fired: &AtomicUsize) {
-    yield_now().await;
-    fired.fetch_add(1, SeqCst);
-}
-
+/// The tasks of the `select!` tests: each waits for a permit of `gate`, which only the other
+/// branch hands out, so `join_next` is often polled (and registers) while nothing is ready,
+/// then dropped when the other branch wins.
 const SELECT_TASKS: u64 = 500;
 
-fn select_tasks(set: &mut JoinSet<u64>) {
+fn select_tasks(set: &mut JoinSet<u64>, gate: &Arc<Semaphore>) {
     for i in 0..SELECT_TASKS {
+        let gate = gate.clone();
         set.spawn(async move {
-            for _ in 0..i % 5 {
-                yield_now().await;
-            }
+            gate.acquire().await.unwrap().forget();
             i
         });
     }
+}
+
+/// The other branch: ready at its second poll (it yields once), then lets one more task
+/// finish. While that task finishes, the losing `join_next` may already have been woken for
+/// it: its result must still come out of a later `join_next`.
+async fn other_branch(fired: &AtomicUsize, gate: &Semaphore) {
+    yield_now().await;
+    fired.fetch_add(1, SeqCst);
+    gate.add_permits(1);
 }
 
 #[test]
@@ -416,8 +420,8 @@ fn join_next_in_futures_select_loses_no_result() {
     within("futures select", || {
         let rt = rt(2);
         let (sum, count, fired) = rt.block_on(async {
-            let mut set = JoinSet::new();
-            select_tasks(&mut set);
+            let (mut set, gate) = (JoinSet::new(), Arc::new(Semaphore::new(0)));
+            select_tasks(&mut set, &gate);
             let fired = AtomicUsize::new(0);
             let (mut sum, mut count) = (0, 0);
             for _ in 0..1_000_000 {
@@ -429,17 +433,15 @@ fn join_next_in_futures_select_loses_no_result() {
                         }
                         None => break,
                     },
-                    () = other_branch(&fired).fuse() => {}
+                    () = other_branch(&fired, &gate).fuse() => {}
                 }
             }
             (sum, count, fired.load(SeqCst))
         });
         assert_eq!(count, SELECT_TASKS);
         assert_eq!(sum, SELECT_TASKS * (SELECT_TASKS - 1) / 2);
-        assert!(
-            fired > 0,
-            "the other branch never won: the test proves nothing"
-        );
+        // Each task needed a permit from the other branch.
+        assert!(fired >= SELECT_TASKS as usize, "{fired}");
     });
 }
 
@@ -448,8 +450,8 @@ fn join_next_in_tokio_select_loses_no_result() {
     within("tokio select", || {
         let rt = rt(2);
         let (sum, count, fired) = rt.block_on(async {
-            let mut set = JoinSet::new();
-            select_tasks(&mut set);
+            let (mut set, gate) = (JoinSet::new(), Arc::new(Semaphore::new(0)));
+            select_tasks(&mut set, &gate);
             let fired = AtomicUsize::new(0);
             let (mut sum, mut count) = (0, 0);
             for _ in 0..1_000_000 {
@@ -461,17 +463,14 @@ fn join_next_in_tokio_select_loses_no_result() {
                         }
                         None => break,
                     },
-                    () = other_branch(&fired) => {}
+                    () = other_branch(&fired, &gate) => {}
                 }
             }
             (sum, count, fired.load(SeqCst))
         });
         assert_eq!(count, SELECT_TASKS);
         assert_eq!(sum, SELECT_TASKS * (SELECT_TASKS - 1) / 2);
-        assert!(
-            fired > 0,
-            "the other branch never won: the test proves nothing"
-        );
+        assert!(fired >= SELECT_TASKS as usize, "{fired}");
     });
 }
 
