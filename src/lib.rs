@@ -62,8 +62,8 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub use spinpark_executor::{
-    spawn, spawn_blocking, yield_now, Builder, EnterGuard, Handle, JoinError, JoinHandle, Runtime,
-    RuntimeMetrics, TryCurrentError, WorkerMetrics, YieldNow, DEFAULT_SPIN,
+    spawn, spawn_blocking, yield_now, Builder, EnterGuard, Handle, JoinError, JoinHandle, JoinSet,
+    Runtime, RuntimeMetrics, TryCurrentError, WorkerMetrics, YieldNow, DEFAULT_SPIN,
 };
 pub use spinpark_macros::{main, test};
 
@@ -108,10 +108,10 @@ pub mod signal {
     pub use spinpark_net::signal::*;
 }
 
-/// Tasks: spawning, joining, yielding.
+/// Tasks: spawning, joining (one at a time or as a [`JoinSet`]), yielding.
 pub mod task {
     pub use spinpark_executor::{
-        spawn, spawn_blocking, yield_now, JoinError, JoinHandle, YieldNow,
+        spawn, spawn_blocking, yield_now, JoinError, JoinHandle, JoinSet, YieldNow,
     };
 }
 
