@@ -10,6 +10,14 @@ use crate::idle::{Idle, Parked, Woke};
 /// [`Idle`] over the loom futex and alarm models.
 pub struct Model(Idle<LoomFutex, LoomAlarm>);
 
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("idle", &self.0.snapshot())
+            .finish()
+    }
+}
+
 /// How a model `park` ended.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Outcome {

@@ -192,6 +192,7 @@ mod spin;
 mod watch;
 mod word;
 
+#[cfg_attr(loom, allow(unused_imports))]
 pub(crate) use spin::{Nanos, SpinPolicy, SpinWindow};
 pub(crate) use word::{Woke, MAX_WORKERS};
 
@@ -451,6 +452,7 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
     }
 
     /// Whether [`Idle::shutdown`] was called.
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn is_shutdown(&self) -> bool {
         // Acquire: a worker that sees SHUTDOWN stops; nothing else is read through this.
         Word(self.word.load(Acquire)).is_shutdown()
