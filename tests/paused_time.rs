@@ -4,6 +4,7 @@
 //!
 //! Real time is only bounded generously: an hour of paused time must take well under a minute.
 
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -160,6 +161,62 @@ async fn tcp_works_while_time_is_paused() {
     c.read_exact(&mut buf).await.unwrap();
     assert_eq!(&buf, b"ping");
     server.await.unwrap();
+}
+
+#[test]
+fn a_second_block_on_caller_is_not_left_behind_by_auto_advance() {
+    // A drives the runtime and sleeps 10 s; B, a second block_on caller, sleeps 1 s twice.
+    // When B's first sleep fires, A's thread (the driver) has nothing to run: were the woken
+    // B not counted until it has polled again, the clock could jump to A's 10 s before B
+    // registers its second sleep, which would then end at 11 s. The window is short (the
+    // driver first takes the unpark that B's wake sends), hence the rounds.
+    for _ in 0..ROUNDS {
+        second_caller_round();
+    }
+}
+
+const ROUNDS: usize = 100;
+
+fn second_caller_round() {
+    let rt = Arc::new(
+        spinpark::Builder::new_current_thread()
+            .start_paused(true)
+            .build()
+            .unwrap(),
+    );
+    let (seated_tx, seated_rx) = std::sync::mpsc::channel();
+    let (b_ready_tx, b_ready_rx) = tokio::sync::oneshot::channel();
+    let start = rt.block_on(async { Instant::now() });
+    let other = rt.clone();
+    let b = std::thread::spawn(move || {
+        seated_rx.recv().unwrap();
+        other.block_on(async move {
+            let mut at = Vec::new();
+            let mut first = std::pin::pin!(sleep(Duration::from_secs(1)));
+            // Registers the first timer, then lets A go on.
+            std::future::poll_fn(|cx| {
+                let _ = first.as_mut().poll(cx);
+                std::task::Poll::Ready(())
+            })
+            .await;
+            b_ready_tx.send(()).unwrap();
+            first.await;
+            at.push(Instant::now() - start);
+            sleep(Duration::from_secs(1)).await;
+            at.push(Instant::now() - start);
+            at
+        })
+    });
+    let a_done = rt.block_on(async move {
+        // A holds the seat from here on; B waits for it and polls its own future.
+        seated_tx.send(()).unwrap();
+        b_ready_rx.await.unwrap();
+        sleep(Duration::from_secs(10)).await;
+        Instant::now() - start
+    });
+    let b_at = b.join().unwrap();
+    assert_eq!(b_at, [Duration::from_secs(1), Duration::from_secs(2)]);
+    assert_eq!(a_done, Duration::from_secs(10));
 }
 
 #[test]
