@@ -31,7 +31,7 @@
 //!   worker slot and no thread: the thread in `block_on` takes the slot and runs the worker
 //!   loop, its own future being one more source of work (`current_thread.rs`).
 //! * With the `test-util` feature each runtime has a clock that tests may pause, which the
-//!   reactor's timers follow (`test_clock.rs`, [`driver::clock`]).
+//!   reactor's timers follow (`test_clock.rs`, `driver::clock`).
 //! * A task that blocks its worker (a CPU loop, a blocking call) is counted in
 //!   [`WorkerMetrics::long_polls`]; move such work to [`spawn_blocking`].
 //! * [`Runtime::metrics`] counts polls, steals, spins, parks and wake syscalls, so you can see
