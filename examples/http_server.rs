@@ -136,8 +136,8 @@ async fn serve_spinpark(
             }),
             Some(acceptor) => spinpark::spawn(async move {
                 // The handshake deadline covers the TLS handshake too.
-                let handshake =
-                    spinpark::time::timeout_at(accepted + t.handshake, acceptor.accept(stream));
+                let deadline = spinpark::time::Instant::from_std(accepted + t.handshake);
+                let handshake = spinpark::time::timeout_at(deadline, acceptor.accept(stream));
                 let r = match handshake.await {
                     // TLS streams are futures-io streams: ZeroFill adapts their reads.
                     Ok(Ok(tls)) => {

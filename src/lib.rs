@@ -53,6 +53,15 @@
 //! * `hyper` (off by default): [`hyper`](crate::hyper) serves hyper 1.x (and so axum and tonic)
 //!   on spinpark.
 //! * `tokio-io` (off by default): tokio's `AsyncRead`/`AsyncWrite` on the TCP and Unix streams.
+//! * `test-util` (off by default; for `[dev-dependencies]`): paused time, as tokio's
+//!   `test-util`: `time::{pause, resume, advance}`, `Builder::start_paused` and
+//!   `#[spinpark::test(start_paused = true)]`, on current-thread runtimes. While the clock is
+//!   paused and the runtime has nothing to run, it jumps to the next timer, so expiry and
+//!   timeout tests run at once.
+//!
+//! Two flavours, as in tokio: the default, worker threads that spin, then park, and steal
+//! from each other; and [`Builder::new_current_thread`] (`flavor = "current_thread"` in the
+//! macros, and `#[spinpark::test]`'s default), where tasks run on the thread in `block_on`.
 //!
 //! The crates behind the facade: `spinpark-executor` (scheduler and idle protocol),
 //! `spinpark-net` (epoll reactor, sockets, signals, timers) and `spinpark-macros`.
@@ -63,7 +72,7 @@
 
 pub use spinpark_executor::{
     spawn, spawn_blocking, yield_now, Builder, EnterGuard, Handle, JoinError, JoinHandle, JoinSet,
-    Runtime, RuntimeMetrics, TryCurrentError, WorkerMetrics, YieldNow, DEFAULT_SPIN,
+    Runtime, RuntimeFlavor, RuntimeMetrics, TryCurrentError, WorkerMetrics, YieldNow, DEFAULT_SPIN,
 };
 pub use spinpark_macros::{main, test};
 
@@ -98,7 +107,8 @@ pub mod io {
 }
 
 /// Timers: `sleep`, `sleep_until`, `timeout`, `timeout_at`, `interval` (with tokio's
-/// `MissedTickBehavior`).
+/// `MissedTickBehavior`), `Instant` (the runtime's clock) and std's `Duration`; with the
+/// `test-util` feature, `pause`, `resume` and `advance` (paused time for tests).
 pub mod time {
     pub use spinpark_net::time::*;
 }
@@ -118,8 +128,8 @@ pub mod task {
 /// The runtime and its configuration and metrics.
 pub mod runtime {
     pub use spinpark_executor::{
-        Builder, EnterGuard, Handle, Runtime, RuntimeMetrics, TryCurrentError, WorkerMetrics,
-        DEFAULT_SPIN,
+        Builder, EnterGuard, Handle, Runtime, RuntimeFlavor, RuntimeMetrics, TryCurrentError,
+        WorkerMetrics, DEFAULT_SPIN,
     };
 }
 

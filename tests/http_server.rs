@@ -107,7 +107,8 @@ async fn check_plain(use_axum: bool) {
     }
 }
 
-#[spinpark::test]
+// Several workers: h2 wakes its connection task from the stream tasks' workers.
+#[spinpark::test(flavor = "multi_thread")]
 async fn hyper_service_over_http1_and_h2c() {
     spinpark::time::timeout(LIMIT, check_plain(false))
         .await

@@ -25,6 +25,13 @@ pub(crate) fn current() -> Option<Handle> {
     HANDLE.with(|h| h.borrow().clone())
 }
 
+/// Runs `f` with the handle of the runtime the current thread is in, if any, without cloning
+/// it.
+#[cfg(feature = "test-util")]
+pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Handle>) -> R) -> R {
+    HANDLE.with(|h| f(h.borrow().as_ref()))
+}
+
 /// Whether `block_on` is forbidden here: on a worker, or inside another `block_on`.
 /// (A blocking-pool thread may `block_on`: it is not needed by the workers.)
 pub(crate) fn block_on_forbidden() -> bool {

@@ -51,6 +51,38 @@ pub fn get(handle: &Handle) -> Option<&dyn Driver> {
     handle.shared.driver.get().map(|d| &**d)
 }
 
+#[cfg(feature = "test-util")]
+pub use crate::test_clock::Clock;
+
+/// `handle`'s runtime's clock (feature `test-util`), which the reactor's timers follow and
+/// tests may pause: see [`Clock`].
+///
+/// ```
+/// let rt = spinpark_executor::Builder::new_current_thread().build().unwrap();
+/// let clock = spinpark_executor::driver::clock(rt.handle());
+/// assert!(!clock.is_paused());
+/// ```
+#[cfg(feature = "test-util")]
+pub fn clock(handle: &Handle) -> Clock {
+    handle.shared.clock.clone()
+}
+
+/// The current runtime's clock reading (feature `test-util`); std's clock outside a runtime.
+///
+/// ```
+/// let rt = spinpark_executor::Builder::new_current_thread().start_paused(true).build().unwrap();
+/// let (a, b) = rt.block_on(async {
+///     let a = spinpark_executor::driver::now();
+///     std::thread::sleep(std::time::Duration::from_millis(5));
+///     (a, spinpark_executor::driver::now())
+/// });
+/// assert_eq!(a, b); // paused
+/// ```
+#[cfg(feature = "test-util")]
+pub fn now() -> std::time::Instant {
+    crate::test_clock::now()
+}
+
 /// An event source polled by the runtime's workers (an epoll reactor with timers).
 ///
 /// All methods may be called from any worker concurrently; the runtime makes sure that at most

@@ -27,6 +27,11 @@
 //!   the reactor when the awake ones are stuck in long polls (`idle/watch.rs`,
 //!   `watchdog.rs`), and a task queued behind a stuck worker is taken by another one
 //!   (`lifo.rs`).
+//! * A current-thread runtime ([`Builder::new_current_thread`]) is the same scheduler with one
+//!   worker slot and no thread: the thread in `block_on` takes the slot and runs the worker
+//!   loop, its own future being one more source of work (`current_thread.rs`).
+//! * With the `test-util` feature each runtime has a clock that tests may pause, which the
+//!   reactor's timers follow (`test_clock.rs`, `driver::clock`).
 //! * A task that blocks its worker (a CPU loop, a blocking call) is counted in
 //!   [`WorkerMetrics::long_polls`]; move such work to [`spawn_blocking`].
 //! * [`Runtime::metrics`] counts polls, steals, spins, parks and wake syscalls, so you can see
@@ -64,6 +69,7 @@ mod blocking;
 mod clock;
 mod context;
 pub mod coop;
+mod current_thread;
 pub mod driver;
 mod enter;
 mod handle;
@@ -75,6 +81,8 @@ mod panics;
 mod runtime;
 mod scheduler;
 mod tasks;
+#[cfg(feature = "test-util")]
+mod test_clock;
 mod thread_context;
 #[cfg(feature = "tokio-compat")]
 mod tokio_compat;
@@ -88,7 +96,7 @@ pub use handle::{Handle, TryCurrentError};
 pub use join::{JoinError, JoinHandle};
 pub use join_set::JoinSet;
 pub use metrics::{RuntimeMetrics, WorkerMetrics};
-pub use runtime::{Builder, Runtime, DEFAULT_SPIN};
+pub use runtime::{Builder, Runtime, RuntimeFlavor, DEFAULT_SPIN};
 pub use yield_now::{yield_now, YieldNow};
 
 use std::future::Future;

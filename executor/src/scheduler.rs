@@ -76,6 +76,12 @@ pub(crate) struct Shared {
     pub(crate) blocking: BlockingPool,
     /// What every thread of this runtime runs inside (the tokio-compat context), if anything.
     pub(crate) context: Option<std::sync::Arc<dyn crate::thread_context::ThreadContext>>,
+    /// A current-thread runtime's one worker place, which `block_on` callers take in turn
+    /// (`current_thread.rs`); `None` on the multi-thread runtime.
+    pub(crate) seat: Option<crate::current_thread::Seat>,
+    /// The clock the reactor's timers follow, which tests may pause (`test_clock.rs`).
+    #[cfg(feature = "test-util")]
+    pub(crate) clock: crate::test_clock::Clock,
 }
 
 impl Shared {
