@@ -13,6 +13,7 @@
 //! cargo bench --bench rpc -- --only kv         # kv_server vs redis-server under redis-benchmark
 //! cargo bench --bench rpc -- --only http       # examples/http_server vs hyper+tokio, with wrk
 //! cargo bench --bench rpc --features tokio-compat -- --only compat   # see rpc/compat.rs
+//! cargo bench --bench rpc -- --help            # every flag
 //! ```
 //!
 //! Each server is its own process (this binary, re-executed with `--serve`), with the same
@@ -73,11 +74,77 @@ use runner::{Plan, Progress};
 use server::{Spec, Spin};
 
 /// Which layouts to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Layouts {
     Remote,
     Colocated,
     Both,
+}
+
+/// The command line (`cargo bench --bench rpc -- --help`).
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "rpc",
+    bin_name = "cargo bench --bench rpc --",
+    about = "The RPC benchmark: the same echo server on spinpark and on tokio, side by side",
+    after_help = "Examples: --quick (about 30 s); --only \"sync T=1,gap 50us\" --rounds 5 \
+                  --spin 100us; --only sweep --windows 0,25us,adaptive; --only kv; \
+                  --only http --rounds 1 --duration 1"
+)]
+struct Cli {
+    /// Short runs, remote layout only (about 30 s)
+    #[arg(long)]
+    quick: bool,
+    /// Also refresh docs/bench.md, docs/bench.svg and the README's tables (a run without
+    /// --only)
+    #[arg(long)]
+    docs: bool,
+    /// Every request under an idle timeout and a deadline
+    #[arg(long)]
+    deadline: bool,
+    /// Rounds per layout (the colocated layout runs at least 7)
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = positive)]
+    rounds: usize,
+    /// Server worker threads [default: 2; 1 for http; one per server CPU for the sweep]
+    #[arg(long, value_name = "N", value_parser = positive)]
+    workers: Option<usize>,
+    /// spinpark's spin window: a duration (0, 25us, 1ms) or adaptive [default: adaptive]
+    #[arg(long, value_name = "DURATION", value_parser = Spin::parse)]
+    spin: Option<Spin>,
+    /// Which layouts to run [default: both; remote with --quick]
+    #[arg(long, value_enum)]
+    layout: Option<Layouts>,
+    /// Run only the modes whose name contains one of these, comma-separated; poisson,
+    /// sweep, deadline, kv, http and compat run only when named
+    #[arg(long, value_name = "MODES", value_delimiter = ',')]
+    only: Vec<String>,
+    /// The sweep's spin windows, comma-separated
+    #[arg(long, value_name = "WINDOWS", value_delimiter = ',', value_parser = Spin::parse)]
+    windows: Option<Vec<Spin>>,
+    /// http: seconds per wrk run [default: 5; 2 with --quick]
+    #[arg(long, value_name = "SECS")]
+    duration: Option<u64>,
+    /// http: the wrk connection counts, comma-separated
+    #[arg(
+        long,
+        value_name = "N,N",
+        value_delimiter = ',',
+        default_value = "1,32"
+    )]
+    conns: Vec<usize>,
+    /// Run one server process (how the bench starts its servers)
+    #[arg(long, value_name = "SERVER", hide = true)]
+    serve: Option<String>,
+    /// Passed by `cargo bench`
+    #[arg(long, hide = true)]
+    bench: bool,
+    /// A name filter, passed by `cargo bench NAME` (ignored)
+    #[arg(hide = true)]
+    filter: Vec<String>,
+}
+
+fn positive(s: &str) -> Result<usize, String> {
+    examples_common::args::positive(s)
 }
 
 #[derive(Debug)]
@@ -111,78 +178,36 @@ fn usage_error(msg: String) -> ! {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if http::requested(&args) {
-        return http::run(&args);
+    use clap::Parser;
+    let cli = Cli::parse();
+    let only: Vec<String> = cli
+        .only
+        .iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if http::requested(&only) {
+        return http::run(&http::Options {
+            rounds: cli.rounds,
+            duration: cli.duration.unwrap_or(if cli.quick { 2 } else { 5 }),
+            workers: cli.workers.unwrap_or(1),
+            spin: cli.spin.map(Spin::arg),
+            conns: cli.conns,
+        });
     }
-    let mut opts = Options {
-        quick: false,
-        docs: false,
-        rounds: 3,
-        workers: 2,
-        workers_given: false,
-        spin: None,
-        layouts: None,
-        only: Vec::new(),
-        windows: None,
-        deadline: false,
+    let opts = Options {
+        quick: cli.quick,
+        docs: cli.docs,
+        rounds: cli.rounds,
+        workers: cli.workers.unwrap_or(2),
+        workers_given: cli.workers.is_some(),
+        spin: cli.spin,
+        layouts: cli.layout,
+        only,
+        windows: cli.windows,
+        deadline: cli.deadline,
     };
-    let mut serve = None;
-    let mut it = args.iter();
-    let value = |it: &mut std::slice::Iter<String>, name: &str| -> String {
-        it.next()
-            .cloned()
-            .unwrap_or_else(|| usage_error(format!("{name} needs a value")))
-    };
-    let number = |v: String, name: &str| -> usize {
-        match v.parse() {
-            Ok(n) if n > 0 => n,
-            _ => usage_error(format!("{name}: expected a positive number, got {v:?}")),
-        }
-    };
-    let spin = |v: &str, name: &str| {
-        Spin::parse(v).unwrap_or_else(|e| usage_error(format!("{name}: {e}")))
-    };
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--quick" => opts.quick = true,
-            "--docs" => opts.docs = true,
-            "--deadline" => opts.deadline = true,
-            "--rounds" => opts.rounds = number(value(&mut it, a), a),
-            "--workers" => {
-                opts.workers = number(value(&mut it, a), a);
-                opts.workers_given = true;
-            }
-            "--spin" => opts.spin = Some(spin(&value(&mut it, a), a)),
-            "--serve" => serve = Some(value(&mut it, a)),
-            "--only" => {
-                opts.only = value(&mut it, a)
-                    .split(',')
-                    .map(|s| s.trim().to_string())
-                    .filter(|s| !s.is_empty())
-                    .collect()
-            }
-            "--layout" => {
-                opts.layouts = Some(match value(&mut it, a).as_str() {
-                    "remote" => Layouts::Remote,
-                    "colocated" => Layouts::Colocated,
-                    "both" => Layouts::Both,
-                    v => usage_error(format!("--layout: remote, colocated or both, not {v:?}")),
-                })
-            }
-            "--windows" => {
-                opts.windows = Some(
-                    value(&mut it, a)
-                        .split(',')
-                        .map(|w| spin(w.trim(), a))
-                        .collect(),
-                )
-            }
-            // Passed by `cargo bench`; anything else is a filter we do not support.
-            _ => {}
-        }
-    }
-    if let Some(rt) = serve {
+    if let Some(rt) = cli.serve {
         let runtime = match rt.as_str() {
             "spinpark" => "spinpark",
             "tokio" => "tokio",

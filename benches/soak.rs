@@ -44,31 +44,54 @@ const SLOW_CLIENTS: usize = 20;
 /// The servers' frame limit in this test: small, so that oversized frames are cheap to send.
 const ECHO_MAX: usize = 1 << 20;
 
+/// The command line (`cargo bench --bench soak -- --help`).
+#[derive(clap::Parser)]
+#[command(
+    name = "soak",
+    bin_name = "cargo bench --bench soak --",
+    about = "Hostile and ordinary load against the examples' echo and kv servers, watching \
+             their memory, descriptors and latency"
+)]
+struct Cli {
+    /// How long to run, in minutes (a sample every minute)
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10,
+        conflicts_with = "seconds"
+    )]
+    minutes: u64,
+    /// How long to run, in seconds, for a smoke run (five samples)
+    #[arg(long, value_name = "N")]
+    seconds: Option<u64>,
+    /// Run one server process (how the soak starts its servers)
+    #[arg(long, value_name = "SERVER", hide = true, value_parser = ["echo", "kv"])]
+    serve: Option<String>,
+    /// Passed by `cargo bench`
+    #[arg(long, hide = true)]
+    bench: bool,
+    /// A name filter, passed by `cargo bench NAME` (ignored)
+    #[arg(hide = true)]
+    filter: Vec<String>,
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut total = Duration::from_secs(600);
-    let mut interval = Duration::from_secs(60);
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut num = || -> u64 {
-            it.next()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or_else(|| panic!("{a} needs a number"))
-        };
-        match a.as_str() {
-            "--serve" => return serve(it.next().expect("--serve echo|kv")),
-            "--minutes" => {
-                total = Duration::from_secs(60 * num());
-                interval = Duration::from_secs(60);
-            }
-            "--seconds" => {
-                total = Duration::from_secs(num());
-                interval = (total / 5).clamp(Duration::from_secs(1), Duration::from_secs(60));
-            }
-            // `--bench`, passed by cargo.
-            _ => {}
-        }
+    use clap::Parser;
+    let cli = Cli::parse();
+    if let Some(which) = &cli.serve {
+        return serve(which);
     }
+    let (total, interval) = match cli.seconds {
+        Some(secs) => {
+            let total = Duration::from_secs(secs);
+            let interval = (total / 5).clamp(Duration::from_secs(1), Duration::from_secs(60));
+            (total, interval)
+        }
+        None => (
+            Duration::from_secs(60 * cli.minutes),
+            Duration::from_secs(60),
+        ),
+    };
     std::process::exit(if soak(total, interval) { 0 } else { 1 });
 }
 

@@ -16,18 +16,26 @@
 use std::io;
 use std::net::SocketAddr;
 
+use clap::Parser;
 use futures_util::{AsyncReadExt, AsyncWriteExt};
 use spinpark::net::{TcpListener, TcpStream};
 use tokio::sync::broadcast;
 
 const MAX_LINE: usize = 4096;
 
+/// A broadcast chat server: every line a client sends goes to every other client.
+#[derive(Parser)]
+#[command(name = "chat_server")]
+struct Cli {
+    /// Where to listen
+    #[arg(value_name = "HOST:PORT", default_value = "127.0.0.1:7001")]
+    addr: SocketAddr,
+}
+
 #[spinpark::main]
 async fn main() -> io::Result<()> {
-    let addr = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "127.0.0.1:7001".into());
-    let listener = TcpListener::bind(addr.as_str()).await?;
+    let Cli { addr } = Cli::parse();
+    let listener = TcpListener::bind(addr).await?;
     println!("chat server on {}", listener.local_addr()?);
     let (tx, _) = broadcast::channel::<(SocketAddr, String)>(1024);
     loop {

@@ -6,16 +6,39 @@
 //! cargo run --release --example echo_client -- --addr 127.0.0.1:7000 --requests 100000 --size 100
 //! ```
 
-use examples_common::{args, echo_proto};
+use examples_common::echo_proto;
 
 use std::net::SocketAddr;
 use std::time::Instant;
 
+use clap::Parser;
+
+/// A blocking client for the echo protocol: sends frames one at a time, checks every reply,
+/// and prints the latency distribution.
+#[derive(Parser)]
+#[command(name = "echo_client")]
+struct Cli {
+    /// The server
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:7000")]
+    addr: SocketAddr,
+    /// How many requests to send
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = examples_common::args::positive)]
+    requests: usize,
+    /// The payload of each request, in bytes
+    #[arg(long, value_name = "BYTES", default_value_t = 100)]
+    size: usize,
+    /// The largest reply accepted, in bytes
+    #[arg(long, value_name = "BYTES", default_value_t = echo_proto::DEFAULT_MAX_FRAME)]
+    max_frame: usize,
+}
+
 fn main() -> std::io::Result<()> {
-    let addr: SocketAddr = args::get("--addr", "127.0.0.1:7000".parse().unwrap(), args::number);
-    let requests: usize = args::get("--requests", 10_000, args::number);
-    let size: usize = args::get("--size", 100, args::number);
-    let max_frame = args::get("--max-frame", echo_proto::DEFAULT_MAX_FRAME, args::number);
+    let Cli {
+        addr,
+        requests,
+        size,
+        max_frame,
+    } = Cli::parse();
     let mut client = echo_proto::Client::connect(addr)?.max_frame(max_frame);
     let payload: Vec<u8> = (0..size).map(|i| i as u8).collect();
     let request = echo_proto::frame(&payload);

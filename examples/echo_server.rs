@@ -9,23 +9,33 @@
 //! Frames over `--max-frame` bytes (16 MiB by default) are refused: the server logs one line
 //! and closes that connection only. Such lines are limited to 10 a second (then a count).
 
+use examples_common::args::RuntimeArgs;
+use examples_common::echo_proto;
 use examples_common::log_limit::LogLimit;
-use examples_common::{args, echo_proto};
 
 use std::net::SocketAddr;
 
+use clap::Parser;
+
+/// An echo RPC server on spinpark (4-byte big-endian length, then that many bytes; the same
+/// frame is sent back).
+#[derive(Parser)]
+#[command(name = "echo_server")]
+struct Cli {
+    /// Where to listen
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:7000")]
+    addr: SocketAddr,
+    /// The largest frame accepted, in bytes; a larger one closes its connection
+    #[arg(long, value_name = "BYTES", default_value_t = echo_proto::DEFAULT_MAX_FRAME)]
+    max_frame: usize,
+    #[command(flatten)]
+    runtime: RuntimeArgs,
+}
+
 fn main() -> std::io::Result<()> {
-    let addr: SocketAddr = args::get("--addr", "127.0.0.1:7000".parse().unwrap(), args::number);
-    let max_frame = args::get("--max-frame", echo_proto::DEFAULT_MAX_FRAME, args::number);
-    let mut builder = spinpark::Builder::new();
-    if let Some(n) = args::value("--workers") {
-        builder = builder.worker_threads(args::number(&n).unwrap_or_else(|e| {
-            eprintln!("--workers: {e}");
-            std::process::exit(2)
-        }));
-    }
-    let rt = args::spin(builder).build()?;
-    rt.block_on(serve(addr, max_frame))
+    let cli = Cli::parse();
+    let rt = cli.runtime.builder().build()?;
+    rt.block_on(serve(cli.addr, cli.max_frame))
 }
 
 /// Connection errors (resets, oversized frames) print at most this many lines a second.

@@ -14,13 +14,15 @@
 //! as they are); only the runtime, net, time, signal and I/O-trait imports differ.
 
 use std::io;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
+use clap::Parser;
 use futures_util::{AsyncReadExt, AsyncWriteExt};
 use spinpark::net::TcpStream;
-use spinpark::signal::{ctrl_c, signal, SignalKind};
+use spinpark::signal::{signal, SignalKind};
 use spinpark::time::{interval, sleep, timeout};
 use tokio::sync::{mpsc, watch};
 
@@ -28,12 +30,20 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 const GRACE: Duration = Duration::from_secs(10);
 const MAX_LINE: usize = 1024;
 
+/// A line server that stops gracefully on Ctrl-C or SIGTERM: no new connections, and the
+/// requests in flight get a deadline.
+#[derive(Parser)]
+#[command(name = "graceful_shutdown")]
+struct Cli {
+    /// Where to listen
+    #[arg(value_name = "HOST:PORT", default_value = "127.0.0.1:7002")]
+    addr: SocketAddr,
+}
+
 #[spinpark::main]
 async fn main() -> io::Result<()> {
-    let addr = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "127.0.0.1:7002".into());
-    let listener = spinpark::net::TcpListener::bind(addr.as_str()).await?;
+    let Cli { addr } = Cli::parse();
+    let listener = spinpark::net::TcpListener::bind(addr).await?;
     println!("listening on {}", listener.local_addr()?);
 
     let served = Arc::new(AtomicU64::new(0));
@@ -53,6 +63,12 @@ async fn main() -> io::Result<()> {
         })
     };
 
+    // Both signal streams are made once, before the loop, and live across its turns. A
+    // `ctrl_c()` written inside `select!` would be a new listener on every turn, and a SIGINT
+    // arriving between two turns (after one accept, before the next `select!` polls the new
+    // `ctrl_c()`) would find none: the handler is installed for good, so the signal no longer
+    // kills the process, and nothing hears it. Under accept load that is most of them.
+    let mut int = signal(SignalKind::interrupt())?;
     let mut term = signal(SignalKind::terminate())?;
     loop {
         tokio::select! {
@@ -70,7 +86,7 @@ async fn main() -> io::Result<()> {
                     }
                 });
             }
-            r = ctrl_c() => { r?; break; }
+            _ = int.recv() => break,
             _ = term.recv() => break,
         }
     }

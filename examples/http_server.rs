@@ -8,95 +8,150 @@
 //! wrk -t1 -c1 -d5s http://127.0.0.1:8080/
 //! ```
 //!
-//! Flags: `--addr` (default 127.0.0.1:8080), `--workers` (default: one per CPU), `--spin` (how
-//! long idle workers spin, e.g. `50us`), `--axum` (serve the same routes as an axum router,
-//! through the same adapter), `--tls` (HTTPS with a self-signed certificate for `localhost`
-//! made at start-up: `curl -k https://localhost:8080/`), and `--runtime tokio` (the same
-//! server on tokio with hyper-util's tokio adapters, which the http bench compares against).
+//! Flags (`--help` lists them): `--addr` (default 127.0.0.1:8080), `--workers` (default: one
+//! per CPU), `--spin` (how long idle workers spin, e.g. `50us`), `--axum` (serve the same
+//! routes as an axum router, through the same adapter), `--tls` (HTTPS with a self-signed
+//! certificate for `localhost` made at start-up: `curl -k https://localhost:8080/`), and
+//! `--runtime tokio` (the same server on tokio with hyper-util's tokio adapters, which the
+//! http bench compares against).
 //!
-//! The routes live in `examples-common`'s `http` module, TLS in its `tls` module. The runtime is built with
-//! `spinpark::Builder` rather than `#[spinpark::main]` because `--workers` is read at run time.
+//! Connection timeouts, so that idle or stalled clients cannot hold descriptors (see
+//! `examples-common`'s `conn_timeouts`): `--handshake-timeout` (10 s from accept until the
+//! TLS handshake is done and the protocol is known), `--header-timeout` (30 s for HTTP/1
+//! request headers, and for the next request on a kept-alive connection), `--idle-timeout`
+//! (60 s without a byte moving), `--h2-keep-alive` (HTTP/2 pings every 20 s, unanswered for
+//! 20 s closes).
+//!
+//! The routes live in `examples-common`'s `http` module, TLS in its `tls` module. The runtime
+//! is built with `spinpark::Builder` rather than `#[spinpark::main]` because `--workers` is
+//! read at run time. Plain and TLS connections are spawned as different tasks, so that a
+//! plain connection's task is not the size of a TLS one (rustls's state is kilobytes).
 
-use examples_common::{args, http, tls};
+use examples_common::args::{RuntimeArgs, TimeoutArgs};
+use examples_common::conn_timeouts::Timeouts;
+use examples_common::log_limit::LogLimit;
+use examples_common::{http, tls};
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Instant;
 
+use clap::{Parser, ValueEnum};
+
+/// An HTTP/1.1 and HTTP/2 server on spinpark through hyper: `GET /` says hello, `POST /echo`
+/// streams the body back.
+#[derive(Parser)]
+#[command(name = "http_server")]
+struct Cli {
+    /// Where to listen
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    addr: SocketAddr,
+    /// Serve the routes as an axum router
+    #[arg(long)]
+    axum: bool,
+    /// HTTPS, with a self-signed certificate for localhost made at start-up (spinpark only)
+    #[arg(long)]
+    tls: bool,
+    /// The runtime to serve on
+    #[arg(long, value_enum, default_value_t = Runtime::Spinpark)]
+    runtime: Runtime,
+    #[command(flatten)]
+    rt: RuntimeArgs,
+    #[command(flatten)]
+    timeouts: TimeoutArgs,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Runtime {
+    Spinpark,
+    Tokio,
+}
+
+#[derive(Clone, Copy)]
 struct Options {
     addr: SocketAddr,
     axum: bool,
-    tls: Option<Arc<futures_rustls::rustls::ServerConfig>>,
+    timeouts: Timeouts,
 }
 
+/// Connection errors (timeouts, resets, bad requests) print at most this many lines a second.
+static CONN_ERRORS: LogLimit = LogLimit::new(10);
+
 fn main() -> Result<(), http::BoxError> {
-    let flag = |name: &str| std::env::args().any(|a| a == name);
-    let tls = if flag("--tls") {
-        let (cert, key) = tls::self_signed(&["localhost", "127.0.0.1"])?;
-        Some(tls::server_config(cert, key)?)
-    } else {
-        None
-    };
+    let cli = Cli::parse();
     let opts = Options {
-        addr: args::get("--addr", "127.0.0.1:8080".parse().unwrap(), args::number),
-        axum: flag("--axum"),
-        tls,
+        addr: cli.addr,
+        axum: cli.axum,
+        timeouts: cli.timeouts.timeouts(),
     };
-    let workers: Option<usize> = args::value("--workers").map(|n| {
-        args::number(&n).unwrap_or_else(|e| {
-            eprintln!("--workers: {e}");
-            std::process::exit(2)
-        })
-    });
-    match args::value("--runtime").as_deref() {
-        None | Some("spinpark") => {
-            let mut builder = spinpark::Builder::new();
-            if let Some(n) = workers {
-                builder = builder.worker_threads(n);
-            }
-            args::spin(builder).build()?.block_on(serve_spinpark(opts))
+    match cli.runtime {
+        Runtime::Spinpark => {
+            let tls = if cli.tls {
+                let (cert, key) = tls::self_signed(&["localhost", "127.0.0.1"])?;
+                Some(tls::server_config(cert, key)?)
+            } else {
+                None
+            };
+            cli.rt
+                .builder()
+                .build()?
+                .block_on(serve_spinpark(opts, tls))
         }
-        Some("tokio") => {
-            if opts.tls.is_some() {
-                eprintln!("--tls is only supported with --runtime spinpark");
-                std::process::exit(2)
+        Runtime::Tokio => {
+            if cli.tls {
+                clap::Error::raw(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    "--tls is only supported with --runtime spinpark\n",
+                )
+                .exit()
             }
             let mut builder = tokio::runtime::Builder::new_multi_thread();
-            if let Some(n) = workers {
+            if let Some(n) = cli.rt.workers {
                 builder.worker_threads(n);
             }
             builder.enable_all().build()?.block_on(serve_tokio(opts))
         }
-        Some(other) => {
-            eprintln!("--runtime {other}: use spinpark or tokio");
-            std::process::exit(2)
-        }
     }
 }
 
-async fn serve_spinpark(opts: Options) -> Result<(), http::BoxError> {
+async fn serve_spinpark(
+    opts: Options,
+    tls: Option<Arc<futures_rustls::rustls::ServerConfig>>,
+) -> Result<(), http::BoxError> {
     let listener = spinpark::net::TcpListener::bind(opts.addr).await?;
-    let scheme = if opts.tls.is_some() { "https" } else { "http" };
+    let scheme = if tls.is_some() { "https" } else { "http" };
     println!("listening on {scheme}://{}", listener.local_addr()?);
-    let acceptor = opts.tls.map(futures_rustls::TlsAcceptor::from);
+    let acceptor = tls.map(futures_rustls::TlsAcceptor::from);
+    let t = opts.timeouts;
     loop {
         let (stream, peer) = listener.accept().await?;
+        let accepted = Instant::now();
         stream.set_nodelay(true)?;
-        let acceptor = acceptor.clone();
-        spinpark::spawn(async move {
-            let r = match acceptor {
-                None => http::serve_spinpark(stream, opts.axum).await,
-                Some(acceptor) => match acceptor.accept(stream).await {
+        match acceptor.clone() {
+            None => spinpark::spawn(async move {
+                let r = http::serve_spinpark(stream, opts.axum, t, accepted).await;
+                if let Err(e) = r {
+                    CONN_ERRORS.log(format_args!("connection from {peer}: {e}"));
+                }
+            }),
+            Some(acceptor) => spinpark::spawn(async move {
+                // The handshake deadline covers the TLS handshake too.
+                let deadline = spinpark::time::Instant::from_std(accepted + t.handshake);
+                let handshake = spinpark::time::timeout_at(deadline, acceptor.accept(stream));
+                let r = match handshake.await {
                     // TLS streams are futures-io streams: ZeroFill adapts their reads.
-                    Ok(tls) => {
-                        http::serve_spinpark(spinpark::hyper::ZeroFill::new(tls), opts.axum).await
+                    Ok(Ok(tls)) => {
+                        let tls = spinpark::hyper::ZeroFill::new(tls);
+                        http::serve_spinpark(tls, opts.axum, t, accepted).await
                     }
-                    Err(e) => Err(e.into()),
-                },
-            };
-            if let Err(e) = r {
-                eprintln!("connection from {peer}: {e}");
-            }
-        });
+                    Ok(Err(e)) => Err(e.into()),
+                    Err(_) => Err("no TLS handshake within the handshake timeout".into()),
+                };
+                if let Err(e) = r {
+                    CONN_ERRORS.log(format_args!("connection from {peer}: {e}"));
+                }
+            }),
+        };
     }
 }
 
@@ -105,10 +160,12 @@ async fn serve_tokio(opts: Options) -> Result<(), http::BoxError> {
     println!("listening on http://{}", listener.local_addr()?);
     loop {
         let (stream, peer) = listener.accept().await?;
+        let accepted = Instant::now();
         stream.set_nodelay(true)?;
         tokio::spawn(async move {
-            if let Err(e) = http::serve_tokio(stream, opts.axum).await {
-                eprintln!("connection from {peer}: {e}");
+            let r = http::serve_tokio(stream, opts.axum, opts.timeouts, accepted).await;
+            if let Err(e) = r {
+                CONN_ERRORS.log(format_args!("connection from {peer}: {e}"));
             }
         });
     }

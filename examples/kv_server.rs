@@ -8,8 +8,10 @@
 //!
 //! Commands: PING [msg], ECHO, GET, SET key value [NX|XX] [EX s|PX ms|KEEPTTL], DEL and EXISTS
 //! (several keys, answer a count), INCR, MGET, MSET, CONFIG GET (an empty array) and COMMAND
-//! (an empty array, whatever follows). Names are case-insensitive; requests may be RESP
-//! arrays or inline lines (`SET a b`), and may be pipelined.
+//! (an empty array, whatever follows), and QUIT. Names are case-insensitive; requests may be
+//! RESP arrays or inline lines (`SET a b`, with Redis's quoting: `SET "a b" 'c'`,
+//! `"\x41\n"`), and may be pipelined. `tests/kv_vs_redis.rs` sends the same raw inputs to
+//! this server and to `redis-server` and compares the replies byte for byte.
 //!
 //! How: the protocol lives in `examples/common/src/resp.rs` (a streaming parser with bounds on
 //! every declared length, and the replies), the store, the commands and the connection loop
@@ -18,34 +20,20 @@
 //! command next touches them. A malformed request gets `-ERR Protocol error: ...` and its
 //! connection is closed; the other connections carry on.
 
+use examples_common::args::Spin;
 use examples_common::kv;
 
 use std::io;
 
+use clap::Parser;
+
 fn main() -> io::Result<()> {
-    let opts = match kv::parse_args(std::env::args().skip(1)) {
-        Ok(Some(opts)) => opts,
-        Ok(None) => {
-            print!("{}", kv::USAGE);
-            return Ok(());
-        }
-        Err(e) => {
-            eprint!("kv_server: {e}\n{}", kv::USAGE);
-            std::process::exit(2);
-        }
-    };
-    let mut builder = spinpark::Builder::new();
-    if let Some(n) = opts.workers {
-        builder = builder.worker_threads(n);
-    }
-    if let Some(spin) = opts.spin {
-        builder = builder.spin(spin);
-    }
-    let rt = builder.build()?;
+    let opts = kv::Options::parse();
+    let rt = opts.runtime.builder().build()?;
     let workers = rt.handle().worker_threads();
-    let spin = match opts.spin {
-        Some(d) => format!("{d:?}"),
-        None => "adaptive".to_string(),
+    let spin = match opts.runtime.spin {
+        Spin::Fixed(d) => format!("{d:?}"),
+        Spin::Adaptive => "adaptive".to_string(),
     };
     rt.block_on(async move {
         let listener = spinpark::net::TcpListener::bind(opts.addr.as_str()).await?;

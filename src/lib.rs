@@ -52,7 +52,16 @@
 //!   spinning workers. See the README's "Using tokio-bound crates".
 //! * `hyper` (off by default): [`hyper`](crate::hyper) serves hyper 1.x (and so axum and tonic)
 //!   on spinpark.
-//! * `tokio-io` (off by default): tokio's `AsyncRead`/`AsyncWrite` on the TCP streams.
+//! * `tokio-io` (off by default): tokio's `AsyncRead`/`AsyncWrite` on the TCP and Unix streams.
+//! * `test-util` (off by default; for `[dev-dependencies]`): paused time, as tokio's
+//!   `test-util`: `time::{pause, resume, advance}`, `Builder::start_paused` and
+//!   `#[spinpark::test(start_paused = true)]`, on current-thread runtimes. While the clock is
+//!   paused and the runtime has nothing to run, it jumps to the next timer, so expiry and
+//!   timeout tests run at once.
+//!
+//! Two flavours, as in tokio: the default, worker threads that spin, then park, and steal
+//! from each other; and [`Builder::new_current_thread`] (`flavor = "current_thread"` in the
+//! macros, and `#[spinpark::test]`'s default), where tasks run on the thread in `block_on`.
 //!
 //! The crates behind the facade: `spinpark-executor` (scheduler and idle protocol),
 //! `spinpark-net` (epoll reactor, sockets, signals, timers) and `spinpark-macros`.
@@ -62,22 +71,34 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub use spinpark_executor::{
-    spawn, spawn_blocking, yield_now, Builder, EnterGuard, Handle, JoinError, JoinHandle, Runtime,
-    RuntimeMetrics, TryCurrentError, WorkerMetrics, YieldNow, DEFAULT_SPIN,
+    spawn, spawn_blocking, yield_now, Builder, EnterGuard, Handle, JoinError, JoinHandle, JoinSet,
+    Runtime, RuntimeFlavor, RuntimeMetrics, TryCurrentError, WorkerMetrics, YieldNow, DEFAULT_SPIN,
 };
 pub use spinpark_macros::{main, test};
 
 /// Networking on the runtime's reactor: TCP, UDP and Unix-domain sockets.
 pub mod net {
-    pub use spinpark_net::tcp::*;
-    pub use spinpark_net::udp::UdpSocket;
-    pub use spinpark_net::unix::{UnixListener, UnixStream};
     pub use spinpark_net::{lookup_host, ToSocketAddrs};
+    pub use spinpark_net::{
+        TcpListener, TcpSocket, TcpStream, UdpSocket, UnixListener, UnixStream,
+    };
+
+    /// TCP stream halves, futures and listener settings (as `tokio::net::tcp`).
+    pub mod tcp {
+        pub use spinpark_net::tcp::*;
+    }
 
     /// Unix-domain socket halves, addresses and futures (as `tokio::net::unix`).
     pub mod unix {
         pub use spinpark_net::unix::*;
     }
+
+    // Where 0.1.0 had them (before `net::tcp`); kept so that code naming them here compiles.
+    #[doc(hidden)]
+    pub use spinpark_net::tcp::{
+        Accept, Incoming, OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf,
+        ACCEPT_BACKOFF, DEFAULT_BACKLOG,
+    };
 }
 
 /// Putting any non-blocking fd on the runtime's reactor: `AsyncFd`.
@@ -86,7 +107,8 @@ pub mod io {
 }
 
 /// Timers: `sleep`, `sleep_until`, `timeout`, `timeout_at`, `interval` (with tokio's
-/// `MissedTickBehavior`).
+/// `MissedTickBehavior`), `Instant` (the runtime's clock) and std's `Duration`; with the
+/// `test-util` feature, `pause`, `resume` and `advance` (paused time for tests).
 pub mod time {
     pub use spinpark_net::time::*;
 }
@@ -96,18 +118,18 @@ pub mod signal {
     pub use spinpark_net::signal::*;
 }
 
-/// Tasks: spawning, joining, yielding.
+/// Tasks: spawning, joining (one at a time or as a [`JoinSet`]), yielding.
 pub mod task {
     pub use spinpark_executor::{
-        spawn, spawn_blocking, yield_now, JoinError, JoinHandle, YieldNow,
+        spawn, spawn_blocking, yield_now, JoinError, JoinHandle, JoinSet, YieldNow,
     };
 }
 
 /// The runtime and its configuration and metrics.
 pub mod runtime {
     pub use spinpark_executor::{
-        Builder, EnterGuard, Handle, Runtime, RuntimeMetrics, TryCurrentError, WorkerMetrics,
-        DEFAULT_SPIN,
+        Builder, EnterGuard, Handle, Runtime, RuntimeFlavor, RuntimeMetrics, TryCurrentError,
+        WorkerMetrics, DEFAULT_SPIN,
     };
 }
 

@@ -3,11 +3,12 @@
 //! certificate made in the test. The clients are hyper's, on the same spinpark runtime.
 #![cfg(feature = "hyper")]
 
+use examples_common::conn_timeouts::Timeouts;
 use examples_common::{http, tls};
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_rustls::rustls::pki_types::{CertificateDer, ServerName};
 use futures_rustls::{TlsAcceptor, TlsConnector};
@@ -32,11 +33,12 @@ async fn start(
             let (stream, _) = listener.accept().await.unwrap();
             let acceptor = acceptor.clone();
             spinpark::spawn(async move {
+                let (t, accepted) = (Timeouts::DEFAULT, Instant::now());
                 let r = match acceptor {
-                    None => http::serve_spinpark(stream, use_axum).await,
+                    None => http::serve_spinpark(stream, use_axum, t, accepted).await,
                     Some(a) => {
                         let tls = a.accept(stream).await.expect("TLS handshake");
-                        http::serve_spinpark(ZeroFill::new(tls), use_axum).await
+                        http::serve_spinpark(ZeroFill::new(tls), use_axum, t, accepted).await
                     }
                 };
                 // A detached task: the clients' assertions are what fail a test.
@@ -105,7 +107,8 @@ async fn check_plain(use_axum: bool) {
     }
 }
 
-#[spinpark::test]
+// Several workers: h2 wakes its connection task from the stream tasks' workers.
+#[spinpark::test(flavor = "multi_thread")]
 async fn hyper_service_over_http1_and_h2c() {
     spinpark::time::timeout(LIMIT, check_plain(false))
         .await

@@ -99,7 +99,8 @@ async fn http1_keep_alive_serves_several_requests_on_one_connection() {
     .expect("keep-alive test timed out");
 }
 
-#[spinpark::test]
+// Several workers: h2 wakes its connection task from the stream tasks' workers.
+#[spinpark::test(flavor = "multi_thread")]
 async fn http2_multiplexes_concurrent_requests_on_one_connection() {
     const N: usize = 8;
     timeout(LIMIT, async {
@@ -264,7 +265,8 @@ async fn large_bodies_stream_both_ways_over_http1() {
     .expect("large body test timed out");
 }
 
-#[spinpark::test]
+// Several workers: h2 wakes its connection task from the stream tasks' workers.
+#[spinpark::test(flavor = "multi_thread")]
 async fn large_bodies_stream_both_ways_over_http2() {
     timeout(LIMIT, async {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -945,36 +945,42 @@ fn command_names_are_case_insensitive() {
 
 #[test]
 fn command_line() {
-    let parse = |s: &str| kv::parse_args(s.split_whitespace().map(String::from));
+    use clap::Parser;
+    use examples_common::args::Spin;
+    let parse = |s: &str| {
+        kv::Options::try_parse_from(std::iter::once("kv_server").chain(s.split_whitespace()))
+    };
+    let o = parse("").unwrap();
     assert_eq!(
-        parse(""),
-        Ok(Some(kv::Options {
-            addr: "127.0.0.1:6379".into(),
-            workers: None,
-            spin: None,
-        }))
+        (o.addr.as_str(), o.runtime.workers, o.runtime.spin),
+        ("127.0.0.1:6379", None, Spin::Adaptive)
+    );
+    let o = parse("--addr 0.0.0.0:7000 --workers 3 --spin 50us").unwrap();
+    assert_eq!(
+        (o.addr.as_str(), o.runtime.workers, o.runtime.spin),
+        (
+            "0.0.0.0:7000",
+            Some(3),
+            Spin::Fixed(Duration::from_micros(50))
+        )
     );
     assert_eq!(
-        parse("--addr 0.0.0.0:7000 --workers 3 --spin 50us"),
-        Ok(Some(kv::Options {
-            addr: "0.0.0.0:7000".into(),
-            workers: Some(3),
-            spin: Some(Duration::from_micros(50)),
-        }))
+        parse("--spin=0 --workers=1").unwrap().runtime.spin,
+        Spin::Fixed(Duration::ZERO)
     );
-    assert_eq!(
-        parse("--spin=0 --workers=1").unwrap().unwrap().spin,
-        Some(Duration::ZERO)
-    );
-    assert_eq!(parse("--help"), Ok(None));
-    for bad in [
-        "--workers 0",
-        "--workers x",
-        "--addr",
-        "--spin 5",
-        "--bogus",
+    let help = parse("--help").unwrap_err();
+    assert_eq!(help.kind(), clap::error::ErrorKind::DisplayHelp);
+    assert!(help.to_string().contains("--workers"), "{help}");
+    // A bad value is refused with the flag's name.
+    for (bad, flag) in [
+        ("--workers 0", "--workers"),
+        ("--workers x", "--workers"),
+        ("--addr", "--addr"),
+        ("--spin 5", "--spin"),
+        ("--bogus", "--bogus"),
     ] {
-        assert!(parse(bad).is_err(), "{bad}");
+        let e = parse(bad).unwrap_err().to_string();
+        assert!(e.contains(flag), "{bad}: {e}");
     }
     let d = examples_common::duration::parse;
     assert_eq!(d("0"), Ok(Duration::ZERO));

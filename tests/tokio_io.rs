@@ -109,3 +109,46 @@ async fn hyper_util_tokio_io_over_a_spinpark_socket() {
     .await
     .expect("timed out");
 }
+
+/// tokio code half-closes with `AsyncWriteExt::shutdown` written as a method call:
+/// `stream.shutdown().await`. spinpark's own half-close (`shutdown_with`) must not shadow it
+/// on any stream type or write half; each call here ends the peer's read with end of stream.
+#[spinpark::test]
+async fn tokio_shutdown_method_call_compiles_and_half_closes() {
+    use spinpark::net::UnixStream;
+    spinpark::time::timeout(LIMIT, async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        async fn eof_after(peer: &mut (impl tokio::io::AsyncRead + Unpin), want: &[u8]) {
+            let mut got = Vec::new();
+            peer.read_to_end(&mut got).await.unwrap();
+            assert_eq!(got, want);
+        }
+        // A TcpStream.
+        let mut client = TcpStream::connect(addr).await.unwrap();
+        let (mut server, _) = listener.accept().await.unwrap();
+        client.write_all(b"a").await.unwrap();
+        client.shutdown().await.unwrap();
+        eof_after(&mut server, b"a").await;
+        // Its owned write half, and a borrowed one.
+        let client = TcpStream::connect(addr).await.unwrap();
+        let (mut server, _) = listener.accept().await.unwrap();
+        let (_r, mut w) = client.into_split();
+        w.write_all(b"b").await.unwrap();
+        w.shutdown().await.unwrap();
+        eof_after(&mut server, b"b").await;
+        let mut client = TcpStream::connect(addr).await.unwrap();
+        let (mut server, _) = listener.accept().await.unwrap();
+        let (_r, mut w) = client.split();
+        w.write_all(b"c").await.unwrap();
+        w.shutdown().await.unwrap();
+        eof_after(&mut server, b"c").await;
+        // A UnixStream.
+        let (mut a, mut b) = UnixStream::pair().unwrap();
+        a.write_all(b"d").await.unwrap();
+        a.shutdown().await.unwrap();
+        eof_after(&mut b, b"d").await;
+    })
+    .await
+    .expect("timed out");
+}

@@ -31,44 +31,24 @@ const SERVER_CPU: usize = 1;
 const CLIENT_CPU: usize = 0;
 const _: () = assert!(SERVER_CPU > CLIENT_CPU);
 
-/// Whether the arguments ask for the HTTP rows (`--only http`, possibly among others).
-pub fn requested(args: &[String]) -> bool {
-    args.windows(2)
-        .any(|w| w[0] == "--only" && w[1].split(',').any(|m| m == "http"))
+/// Whether `--only` asks for the HTTP rows (possibly among others).
+pub fn requested(only: &[String]) -> bool {
+    only.iter().any(|m| m == "http")
 }
 
-struct Options {
-    rounds: usize,
-    duration: u64,
-    workers: usize,
-    spin: Option<String>,
-    conns: Vec<usize>,
-}
-
-fn parse(args: &[String]) -> Options {
-    let value = |name: &str| args.windows(2).find(|w| w[0] == name).map(|w| w[1].clone());
-    let num = |name: &str, default: u64| {
-        value(name).map_or(default, |v| {
-            v.parse()
-                .unwrap_or_else(|_| panic!("{name} {v}: not a number"))
-        })
-    };
-    let quick = args.iter().any(|a| a == "--quick");
-    Options {
-        rounds: num("--rounds", 3) as usize,
-        duration: num("--duration", if quick { 2 } else { 5 }),
-        workers: num("--workers", 1) as usize,
-        spin: value("--spin"),
-        conns: value("--conns").map_or(vec![1, 32], |v| {
-            v.split(',')
-                .map(|c| c.parse().expect("--conns: numbers separated by commas"))
-                .collect()
-        }),
-    }
+/// The HTTP rows' settings, from the bench's command line (`rpc.rs`).
+pub struct Options {
+    pub rounds: usize,
+    /// Seconds per wrk run.
+    pub duration: u64,
+    pub workers: usize,
+    /// `--spin` as given, passed on to the servers.
+    pub spin: Option<String>,
+    pub conns: Vec<usize>,
 }
 
 /// Runs the HTTP rows, or explains why not.
-pub fn run(args: &[String]) {
+pub fn run(opts: &Options) {
     let Some(wrk) = find_on_path("wrk") else {
         println!(
             "http: skipped: `wrk` is not on the PATH (install it, e.g. `apt-get install wrk`, \
@@ -76,7 +56,6 @@ pub fn run(args: &[String]) {
         );
         return;
     };
-    let opts = parse(args);
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     // SERVER_CPU is the higher of the two CPU numbers.
     let pin = cpus > SERVER_CPU;
@@ -101,7 +80,7 @@ pub fn run(args: &[String]) {
                     RUNTIMES[ri],
                     opts.duration
                 );
-                let s = measure(&server_bin, &wrk, RUNTIMES[ri], conns, &opts, pin);
+                let s = measure(&server_bin, &wrk, RUNTIMES[ri], conns, opts, pin);
                 samples[ci][ri].push(s);
             }
         }

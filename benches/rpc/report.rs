@@ -138,62 +138,57 @@ impl Report {
         o
     }
 
-    /// Every figure's median, min and max per table, mode and runtime, as JSON.
+    /// Every figure's median, min and max per table, mode and runtime, as JSON (3
+    /// decimals; a figure that is not finite is `null`).
     pub fn json(&self) -> String {
+        use serde_json::{json, Map, Value};
         let num = |v: f64| {
             if v.is_finite() {
-                format!("{v:.3}")
+                json!((v * 1000.0).round() / 1000.0)
             } else {
-                "null".into()
+                Value::Null
             }
         };
-        let mut o = String::new();
-        write!(
-            o,
-            "{{\n  \"machine\": {:?},\n  \"settings\": {:?},\n  \"tables\": [",
-            self.machine, self.settings
-        )
-        .unwrap();
-        for (ti, t) in self.tables.iter().enumerate() {
-            write!(
-                o,
-                "{}\n    {{\"title\": {:?}, \"layout\": {:?}, \"rounds\": {}, \"modes\": [",
-                if ti > 0 { "," } else { "" },
-                t.title,
-                t.layout,
-                t.rounds
-            )
-            .unwrap();
-            for (k, row) in t.rows.iter().enumerate() {
-                write!(
-                    o,
-                    "{}\n      {{\"mode\": {:?}",
-                    if k > 0 { "," } else { "" },
-                    row.mode.name()
-                )
-                .unwrap();
-                for (i, label) in t.labels.iter().enumerate() {
-                    write!(o, ", {label:?}: {{").unwrap();
-                    for (j, (name, f)) in FIELDS.iter().enumerate() {
-                        let s = row.spread(i, *f);
-                        write!(
-                            o,
-                            "{}\"{name}\": [{}, {}, {}]",
-                            if j > 0 { ", " } else { "" },
-                            num(s.median),
-                            num(s.min),
-                            num(s.max)
-                        )
-                        .unwrap();
-                    }
-                    o.push('}');
-                }
-                o.push('}');
-            }
-            o.push_str("]}");
-        }
-        o.push_str("\n  ]\n}\n");
-        o
+        let tables: Vec<Value> = self
+            .tables
+            .iter()
+            .map(|t| {
+                let modes: Vec<Value> = t
+                    .rows
+                    .iter()
+                    .map(|row| {
+                        let mut m = Map::new();
+                        m.insert("mode".into(), json!(row.mode.name()));
+                        for (i, label) in t.labels.iter().enumerate() {
+                            let fields: Map<String, Value> = FIELDS
+                                .iter()
+                                .map(|(name, f)| {
+                                    let s = row.spread(i, *f);
+                                    let v = json!([num(s.median), num(s.min), num(s.max)]);
+                                    (name.to_string(), v)
+                                })
+                                .collect();
+                            m.insert(label.clone(), Value::Object(fields));
+                        }
+                        Value::Object(m)
+                    })
+                    .collect();
+                json!({
+                    "title": t.title,
+                    "layout": t.layout,
+                    "rounds": t.rounds,
+                    "modes": modes,
+                })
+            })
+            .collect();
+        let doc = json!({
+            "machine": self.machine,
+            "settings": self.settings,
+            "tables": tables,
+        });
+        let mut out = serde_json::to_string_pretty(&doc).expect("a JSON value serialises");
+        out.push('\n');
+        out
     }
 
     /// Per table: p50 and p99 latency against the gap for both runtimes, beside context

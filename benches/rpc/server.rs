@@ -49,7 +49,8 @@ impl Spin {
         }
     }
 
-    fn arg(self) -> String {
+    /// The flag value that names it to a server process.
+    pub fn arg(self) -> String {
         match self {
             Spin::Fixed(d) => format!("{}ns", d.as_nanos()),
             Spin::Adaptive => "adaptive".into(),

@@ -5,9 +5,10 @@
 //! assert_eq!(rt.block_on(async { 40 + 2 }), 42);
 //! ```
 //!
-//! How it works: the future's waker is a [`ThreadSignal`], a flag plus the calling thread.
-//! Waking sets the flag and unparks the thread; the loop polls, then parks until the flag is
-//! set (`thread::park` may return spuriously, hence the flag).
+//! How it works: on the multi-thread runtime the future's waker is a [`ThreadSignal`], a flag
+//! plus the calling thread. Waking sets the flag and unparks the thread; the loop polls, then
+//! parks until the flag is set (`thread::park` may return spuriously, hence the flag). On a
+//! current-thread runtime the calling thread also runs the tasks (`current_thread.rs`).
 
 use std::future::Future;
 use std::pin::pin;
@@ -29,7 +30,12 @@ pub(crate) fn block_on<F: Future>(handle: &Handle, future: F) -> F::Output {
          Use `.await` instead, or spawn_blocking to run blocking code."
     );
     let _enter = context::enter(handle.clone(), true);
-    within(handle.shared.context.as_ref(), || run(future))
+    within(handle.shared.context.as_ref(), || {
+        match &handle.shared.seat {
+            Some(seat) => crate::current_thread::block_on(&handle.shared, seat, future),
+            None => run(future),
+        }
+    })
 }
 
 /// The polling loop of `block_on`.

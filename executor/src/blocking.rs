@@ -1,6 +1,6 @@
 //! The pool behind `spawn_blocking`: threads for closures that block.
 //!
-//! These threads are not workers: they never spin, never park on the sleepers word, and are
+//! These threads are not workers: they never spin, never park on the idle word, and are
 //! not counted anywhere in the idle protocol. A thread is started when a closure arrives and
 //! no pool thread is idle, up to a bound; a thread that has idled for the keep-alive period
 //! exits. Closures beyond the bound wait in a FIFO queue.
@@ -8,6 +8,10 @@
 //! Shutting down waits for the pool's threads to exit, except the calling thread when it is
 //! one of them (a closure that drops its own runtime): that one exits once its closure
 //! returns.
+//!
+//! With the `test-util` feature, a closure from when it is queued until it has run (and woken
+//! whoever awaits it) keeps a paused clock from auto-advancing: the scheduler may look idle
+//! while the closure is about to produce work (`test_clock.rs`).
 
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -70,16 +74,19 @@ impl BlockingPool {
             drop(runnable);
             return;
         }
+        #[cfg(feature = "test-util")]
+        handle.shared.clock.inhibit();
         st.queue.push_back(runnable);
         if st.idle > 0 {
             self.cond.notify_one();
         } else if st.threads < self.max_threads {
             st.threads += 1;
             drop(st);
-            let handle = handle.clone();
+            let pool_handle = handle.clone();
             let spawned = thread::Builder::new()
                 .name(self.name.clone())
                 .spawn(move || {
+                    let handle = pool_handle;
                     let context = handle.shared.context.clone();
                     within(context.as_ref(), || {
                         handle.shared.blocking.thread_main(handle.clone())
@@ -91,13 +98,20 @@ impl BlockingPool {
                 st.threads -= 1;
                 if st.threads == 0 {
                     // Nobody could ever run it; drop it so its JoinHandle reports cancellation.
-                    st.queue.clear();
+                    let dropped = std::mem::take(&mut st.queue);
+                    drop(st);
+                    for r in dropped {
+                        drop(r);
+                        allow_auto_advance(handle);
+                    }
                 }
             }
         }
     }
 
     fn thread_main(&self, handle: Handle) {
+        #[cfg(feature = "test-util")]
+        let clock_of = handle.clone();
         let _enter = context::enter(handle, false);
         CURRENT_POOL.with(|p| p.set(self));
         let mut st = self.lock();
@@ -105,6 +119,8 @@ impl BlockingPool {
             if let Some(r) = st.queue.pop_front() {
                 drop(st);
                 r.run();
+                #[cfg(feature = "test-util")]
+                allow_auto_advance(&clock_of);
                 st = self.lock();
                 continue;
             }
@@ -169,6 +185,15 @@ impl BlockingPool {
     /// Pool threads currently alive (for tests and metrics).
     pub(crate) fn threads(&self) -> usize {
         self.lock().threads
+    }
+}
+
+/// A queued closure has run (or was dropped): the paused clock may auto-advance again, and the
+/// driver, which may have blocked because it could not, looks again.
+fn allow_auto_advance(_handle: &Handle) {
+    #[cfg(feature = "test-util")]
+    if _handle.shared.clock.allow() {
+        _handle.shared.unpark_driver();
     }
 }
 

@@ -12,6 +12,8 @@ use crate::worker::Local;
 
 thread_local! {
     static HANDLE: RefCell<Option<Handle>> = const { RefCell::new(None) };
+    /// How many `EnterGuard`s are alive on this thread, to check they drop in reverse order.
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
     /// Set on workers and inside `block_on`: threads that must not block in `block_on`.
     static NO_BLOCK_ON: Cell<bool> = const { Cell::new(false) };
     /// The current worker's state, or null. Set only by `worker::run` for its whole loop.
@@ -21,6 +23,13 @@ thread_local! {
 /// The handle of the runtime the current thread is in, if any.
 pub(crate) fn current() -> Option<Handle> {
     HANDLE.with(|h| h.borrow().clone())
+}
+
+/// Runs `f` with the handle of the runtime the current thread is in, if any, without cloning
+/// it.
+#[cfg(feature = "test-util")]
+pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Handle>) -> R) -> R {
+    HANDLE.with(|h| f(h.borrow().as_ref()))
 }
 
 /// Whether `block_on` is forbidden here: on a worker, or inside another `block_on`.
@@ -34,17 +43,41 @@ pub(crate) fn block_on_forbidden() -> bool {
 pub(crate) fn enter(handle: Handle, no_block_on: bool) -> EnterGuard {
     let prev = HANDLE.with(|h| h.borrow_mut().replace(handle));
     let prev_flag = NO_BLOCK_ON.with(|b| b.replace(no_block_on));
-    EnterGuard { prev, prev_flag }
+    let depth = DEPTH.with(|d| {
+        d.set(d.get() + 1);
+        d.get()
+    });
+    EnterGuard {
+        prev,
+        prev_flag,
+        depth,
+    }
 }
 
 /// Restores the previous current runtime on drop.
 pub(crate) struct EnterGuard {
     prev: Option<Handle>,
     prev_flag: bool,
+    /// `DEPTH` once this guard was made: it must be the innermost when it drops.
+    depth: usize,
 }
 
 impl Drop for EnterGuard {
     fn drop(&mut self) {
+        // Restoring out of order would leave a runtime current that the inner guard's owner
+        // already left (perhaps one that has shut down): fail loudly, as tokio does. While
+        // unwinding from another panic, leave the state alone instead of aborting.
+        if DEPTH.with(|d| d.get()) != self.depth {
+            if !std::thread::panicking() {
+                panic!(
+                    "spinpark: EnterGuards dropped out of order: a guard from Handle::enter or \
+                     Runtime::enter must be dropped before the ones made earlier on the same \
+                     thread (drop them in reverse order, as nested scopes do)"
+                );
+            }
+            return;
+        }
+        DEPTH.with(|d| d.set(self.depth - 1));
         let prev = self.prev.take();
         HANDLE.with(|h| *h.borrow_mut() = prev);
         NO_BLOCK_ON.with(|b| b.set(self.prev_flag));

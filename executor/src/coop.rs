@@ -41,6 +41,11 @@ pub(crate) fn reset() {
     REMAINING.with(|r| r.set(Some(BUDGET)));
 }
 
+/// Back to an unlimited budget: this thread stopped driving a current-thread runtime.
+pub(crate) fn clear() {
+    REMAINING.with(|r| r.set(None));
+}
+
 /// Takes one unit of the current task's budget, or wakes the task and returns `Pending` when
 /// it is spent (see the module docs for an example).
 pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<()> {

@@ -25,8 +25,9 @@
 //!
 //! How it works: the executor knows nothing about epoll. A reactor implements [`Driver`] and
 //! installs itself in a runtime with [`get_or_install`]; from then on spinning workers call
-//! [`Driver::poll`] without blocking, the last worker to park blocks in [`Driver::park`], and a
-//! producer that needs that worker calls [`Driver::unpark`].
+//! [`Driver::poll`] without blocking, the last worker to park (or one the watchdog picked
+//! while the others are stuck in long polls) blocks in [`Driver::park`], and a producer that
+//! needs that worker calls [`Driver::unpark`].
 
 use std::any::Any;
 use std::io;
@@ -48,6 +49,38 @@ pub fn get_or_install(
 /// `handle`'s runtime's I/O driver, if one is installed.
 pub fn get(handle: &Handle) -> Option<&dyn Driver> {
     handle.shared.driver.get().map(|d| &**d)
+}
+
+#[cfg(feature = "test-util")]
+pub use crate::test_clock::Clock;
+
+/// `handle`'s runtime's clock (feature `test-util`), which the reactor's timers follow and
+/// tests may pause: see [`Clock`].
+///
+/// ```
+/// let rt = spinpark_executor::Builder::new_current_thread().build().unwrap();
+/// let clock = spinpark_executor::driver::clock(rt.handle());
+/// assert!(!clock.is_paused());
+/// ```
+#[cfg(feature = "test-util")]
+pub fn clock(handle: &Handle) -> Clock {
+    handle.shared.clock.clone()
+}
+
+/// The current runtime's clock reading (feature `test-util`); std's clock outside a runtime.
+///
+/// ```
+/// let rt = spinpark_executor::Builder::new_current_thread().start_paused(true).build().unwrap();
+/// let (a, b) = rt.block_on(async {
+///     let a = spinpark_executor::driver::now();
+///     std::thread::sleep(std::time::Duration::from_millis(5));
+///     (a, spinpark_executor::driver::now())
+/// });
+/// assert_eq!(a, b); // paused
+/// ```
+#[cfg(feature = "test-util")]
+pub fn now() -> std::time::Instant {
+    crate::test_clock::now()
 }
 
 /// An event source polled by the runtime's workers (an epoll reactor with timers).

@@ -10,8 +10,9 @@ use crate::handle::Handle;
 /// is current on this thread, so `spawn`, `Handle::current` and the reactor's constructors
 /// (sockets, timers, signals) work here. Dropping it restores what was current before.
 ///
-/// Guards must be dropped in the reverse order they were made (as scopes do). The guard
-/// stays on the thread that made it (it is not `Send`).
+/// Guards must be dropped in the reverse order they were made (as scopes do); dropping one
+/// out of order panics, as tokio's does, rather than leave the wrong runtime current. The
+/// guard stays on the thread that made it (it is not `Send`).
 ///
 /// ```
 /// let rt = spinpark_executor::Runtime::new().unwrap();

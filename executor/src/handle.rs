@@ -38,6 +38,7 @@ pub struct Handle {
 impl fmt::Debug for Handle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Handle")
+            .field("flavor", &self.runtime_flavor())
             .field("workers", &self.shared.stealers.len())
             .finish()
     }
@@ -143,7 +144,8 @@ impl Handle {
             .snapshot(&self.shared.counters, &self.shared.policy)
     }
 
-    /// The number of worker threads.
+    /// The number of worker threads; 1 on a current-thread runtime (its worker is the thread
+    /// in `block_on`).
     ///
     /// ```
     /// let rt = spinpark::Builder::new().worker_threads(2).build().unwrap();
@@ -151,6 +153,20 @@ impl Handle {
     /// ```
     pub fn worker_threads(&self) -> usize {
         self.shared.stealers.len()
+    }
+
+    /// Which scheduler the runtime has.
+    ///
+    /// ```
+    /// use spinpark::runtime::RuntimeFlavor;
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// assert_eq!(rt.handle().runtime_flavor(), RuntimeFlavor::MultiThread);
+    /// ```
+    pub fn runtime_flavor(&self) -> crate::RuntimeFlavor {
+        match self.shared.seat {
+            Some(_) => crate::RuntimeFlavor::CurrentThread,
+            None => crate::RuntimeFlavor::MultiThread,
+        }
     }
 
     /// The number of tasks that are waiting: polled at least once, returned `Pending`, and not

@@ -23,7 +23,17 @@
 //!   producer makes a wake syscall only when nobody spins and somebody sleeps, and wakes one.
 //!   The whole protocol, with the argument that no wake-up is lost, is in `idle/`.
 //! * An I/O reactor plugs in through [`driver::Driver`]: spinning workers poll it, the last
-//!   worker to park blocks in it.
+//!   worker to park blocks in it. A watchdog thread makes sure a parked worker takes over
+//!   the reactor when the awake ones are stuck in long polls (`idle/watch.rs`,
+//!   `watchdog.rs`), and a task queued behind a stuck worker is taken by another one
+//!   (`lifo.rs`).
+//! * A current-thread runtime ([`Builder::new_current_thread`]) is the same scheduler with one
+//!   worker slot and no thread: the thread in `block_on` takes the slot and runs the worker
+//!   loop, its own future being one more source of work (`current_thread.rs`).
+//! * With the `test-util` feature each runtime has a clock that tests may pause, which the
+//!   reactor's timers follow (`test_clock.rs`, `driver::clock`).
+//! * A task that blocks its worker (a CPU loop, a blocking call) is counted in
+//!   [`WorkerMetrics::long_polls`]; move such work to [`spawn_blocking`].
 //! * [`Runtime::metrics`] counts polls, steals, spins, parks and wake syscalls, so you can see
 //!   why a request did or did not cost a context switch.
 
@@ -38,6 +48,7 @@ compile_error!(
      epoll(7) set woken by an eventfd(2), which this target does not have"
 );
 
+mod alarm;
 mod futex;
 mod idle;
 mod sync;
@@ -55,20 +66,27 @@ macro_rules! not_loom {
 not_loom! {
 mod block_on;
 mod blocking;
+mod clock;
 mod context;
 pub mod coop;
+mod current_thread;
 pub mod driver;
 mod enter;
 mod handle;
 mod join;
+mod join_set;
+mod lifo;
 mod metrics;
 mod panics;
 mod runtime;
 mod scheduler;
 mod tasks;
+#[cfg(feature = "test-util")]
+mod test_clock;
 mod thread_context;
 #[cfg(feature = "tokio-compat")]
 mod tokio_compat;
+mod watchdog;
 mod worker;
 mod yield_now;
 
@@ -76,8 +94,9 @@ pub use driver::Driver;
 pub use enter::EnterGuard;
 pub use handle::{Handle, TryCurrentError};
 pub use join::{JoinError, JoinHandle};
+pub use join_set::JoinSet;
 pub use metrics::{RuntimeMetrics, WorkerMetrics};
-pub use runtime::{Builder, Runtime, DEFAULT_SPIN};
+pub use runtime::{Builder, Runtime, RuntimeFlavor, DEFAULT_SPIN};
 pub use yield_now::{yield_now, YieldNow};
 
 use std::future::Future;
@@ -86,7 +105,8 @@ use std::future::Future;
 ///
 /// On a worker the task goes into that worker's LIFO slot and runs next on the same worker (a
 /// task that spawns another often awaits it); a task already in the slot moves to the worker's
-/// queue, where idle workers can steal it. Nobody steals from the LIFO slot. Elsewhere (inside
+/// queue, where idle workers can steal it. Other workers take a task from the LIFO slot only
+/// if the spawning task then holds its worker for long (a blocking call). Elsewhere (inside
 /// `block_on`, on a blocking thread) the task goes to the runtime's global queue.
 ///
 /// ```

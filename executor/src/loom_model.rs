@@ -1,11 +1,22 @@
-//! The idle protocol with its futex replaced by a model, exported for the `loom` tests
-//! (`tests/loom_idle.rs`). Only compiled with `--cfg loom`.
+//! The idle protocol with its futex and alarm replaced by models, exported for the `loom`
+//! tests (`tests/loom_idle.rs`). Only compiled with `--cfg loom`.
 
+use std::time::Duration;
+
+use crate::alarm::LoomAlarm;
 use crate::futex::LoomFutex;
 use crate::idle::{Idle, Parked, Woke};
 
-/// [`Idle`] over the loom futex model.
-pub struct Model(Idle<LoomFutex>);
+/// [`Idle`] over the loom futex and alarm models.
+pub struct Model(Idle<LoomFutex, LoomAlarm>);
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("idle", &self.0.snapshot())
+            .finish()
+    }
+}
 
 /// How a model `park` ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -19,9 +30,16 @@ pub enum Outcome {
 }
 
 impl Model {
-    /// A model for `workers` workers with at most `max_spinners` spinners.
+    /// A model for `workers` workers with at most `max_spinners` spinners. Its watch's
+    /// alarm never rings until [`Model::time_passes`] says so.
     pub fn new(workers: usize, max_spinners: usize) -> Self {
-        Self(Idle::new(LoomFutex::default(), workers, max_spinners))
+        Self(Idle::new(
+            LoomFutex::default(),
+            LoomAlarm::new(0),
+            Duration::from_millis(4),
+            workers,
+            max_spinners,
+        ))
     }
     /// See `Idle::try_start_spinning`.
     pub fn try_start_spinning(&self) -> bool {
@@ -41,14 +59,37 @@ impl Model {
     pub fn notify(&self, unpark_driver: impl FnOnce()) -> bool {
         self.0.notify(unpark_driver) != Woke::Nobody
     }
-    /// See `Idle::park`.
+    /// See `Idle::park` (at time 0: the model has no clock), followed by `Idle::attend` when
+    /// the worker returns awake, as the worker loop does.
     pub fn park(&self, recheck: impl FnMut() -> bool, drive: Option<&mut dyn FnMut()>) -> Outcome {
         let mut recheck = recheck;
-        match self.0.park(|| recheck().then_some(()), drive) {
+        let out = match self.0.park(0, false, || recheck().then_some(()), drive) {
             Parked::Work(()) => Outcome::Work,
             Parked::Woken => Outcome::Woken,
-            Parked::Shutdown => Outcome::Shutdown,
+            Parked::Shutdown => return Outcome::Shutdown,
+        };
+        self.0.attend(0);
+        out
+    }
+    /// Up to `periods` watch periods may pass without anybody attending the reactor (a
+    /// worker is stuck in a task): the alarm may ring that many more times.
+    pub fn time_passes(&self, periods: u32) {
+        self.0.alarm().grant(periods)
+    }
+    /// See `Idle::attend`: a worker polled the reactor.
+    pub fn attend(&self) {
+        self.0.attend(0)
+    }
+    /// The watchdog thread's loop (`watchdog.rs`, without the stuck-work part, which is the
+    /// scheduler's): until shutdown, each time the alarm rings, ask for a driver and re-arm.
+    /// Returns how many sleepers it woke.
+    pub fn watchdog(&self) -> usize {
+        let mut woke = 0;
+        while self.0.wait_alarm() {
+            woke += (self.0.need_driver() != Woke::Nobody) as usize;
+            self.0.rearm(0, Duration::from_millis(4));
         }
+        woke
     }
     /// See `Idle::shutdown`.
     pub fn shutdown(&self, unpark_driver: impl FnOnce()) {

@@ -88,6 +88,12 @@ worker_counters! {
     wakes,
     /// Non-blocking polls of the reactor made by this worker.
     driver_polls,
+    /// Task polls on this worker that ran at least `Builder::long_poll_threshold` (10 ms by
+    /// default, measured on the kernel's coarse clock, so to within one tick, 1-4 ms). A task
+    /// that blocks (a CPU loop, a blocking call) holds its worker that long: move such work
+    /// to `spawn_blocking`. Other workers keep serving meanwhile (the watchdog makes sure
+    /// somebody attends the reactor), but the task itself and anything it wakes wait.
+    long_polls,
 }
 
 /// Runtime-wide counters.
@@ -98,6 +104,8 @@ pub(crate) struct GlobalCounters {
     pub(crate) remote_schedules: AtomicU64,
     /// Wake-ups issued by threads that are not workers.
     pub(crate) remote_wakes: AtomicU64,
+    /// Workers the watchdog woke (see `watchdog.rs`).
+    pub(crate) watchdog_wakes: AtomicU64,
 }
 
 impl GlobalCounters {
@@ -112,6 +120,7 @@ impl GlobalCounters {
             tasks_spawned: self.spawned.load(Relaxed),
             remote_schedules: self.remote_schedules.load(Relaxed),
             remote_wakes: self.remote_wakes.load(Relaxed),
+            watchdog_wakes: self.watchdog_wakes.load(Relaxed),
             workers: workers.iter().map(WorkerCounters::snapshot).collect(),
             spin_window: policy.window(),
             spin_recent: policy.recent_spin(now),
@@ -147,6 +156,7 @@ pub struct RuntimeMetrics {
     tasks_spawned: u64,
     remote_schedules: u64,
     remote_wakes: u64,
+    watchdog_wakes: u64,
     workers: Vec<WorkerMetrics>,
     spin_window: Duration,
     spin_recent: Duration,
@@ -189,6 +199,20 @@ impl RuntimeMetrics {
     /// ```
     pub fn remote_wakes(&self) -> u64 {
         self.remote_wakes
+    }
+
+    /// Parked workers the watchdog woke because every awake worker was stuck in a long poll:
+    /// to drive the reactor in their place (events and timers would otherwise wait for the
+    /// poll to end), or to take work queued behind the stuck worker. Zero in a runtime whose
+    /// tasks never block; see `WorkerMetrics::long_polls` to find the ones that do.
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new().worker_threads(2).build().unwrap();
+    /// rt.block_on(async {});
+    /// assert_eq!(rt.metrics().watchdog_wakes(), 0);
+    /// ```
+    pub fn watchdog_wakes(&self) -> u64 {
+        self.watchdog_wakes
     }
 
     /// Per worker, in worker index order.
@@ -298,8 +322,8 @@ impl RuntimeMetrics {
         self.spin_cpus_shared
     }
 
-    /// Every wake-up issued, by workers and by other threads: `FUTEX_WAKE` syscalls plus
-    /// requests to unpark the reactor. The reactor coalesces concurrent unpark requests into
+    /// Every wake-up issued, by workers, by other threads and by the watchdog: `FUTEX_WAKE`
+    /// syscalls plus requests to unpark the reactor. The reactor coalesces concurrent unpark requests into
     /// one eventfd write, so this is an upper bound on the wake syscalls actually made.
     ///
     /// ```
@@ -307,6 +331,6 @@ impl RuntimeMetrics {
     /// println!("{} wake syscalls so far", rt.metrics().wakes());
     /// ```
     pub fn wakes(&self) -> u64 {
-        self.remote_wakes + self.total().wakes
+        self.remote_wakes + self.watchdog_wakes + self.total().wakes
     }
 }

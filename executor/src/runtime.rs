@@ -1,4 +1,6 @@
-//! [`Builder`] and [`Runtime`]: starting, using and stopping a runtime.
+//! [`Builder`] and [`Runtime`]: starting, using and stopping a runtime, of either flavour
+//! ([`RuntimeFlavor`]): worker threads (the default), or the thread in `block_on` alone
+//! ([`Builder::new_current_thread`], `current_thread.rs`).
 //!
 //! ```
 //! use std::time::Duration;
@@ -29,13 +31,14 @@ use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Injector, Worker};
 
+use crate::alarm::SysAlarm;
 use crate::blocking::BlockingPool;
 use crate::futex::SysFutex;
 use crate::handle::Handle;
-use crate::idle::{Idle, SpinPolicy, MAX_WORKERS};
+use crate::idle::{Idle, SpinPolicy, MAX_WORKERS, WATCH_PERIOD};
 use crate::join::JoinHandle;
 use crate::metrics::{GlobalCounters, RuntimeMetrics, WorkerCounters};
-use crate::scheduler::{Shared, ThreadHook};
+use crate::scheduler::{Shared, ThreadHook, WorkerSlot};
 use crate::tasks::TaskList;
 use crate::thread_context::within;
 
@@ -61,11 +64,31 @@ pub const DEFAULT_SPIN: Duration = Duration::from_micros(250);
 const ADAPTIVE_MIN: Duration = Duration::ZERO;
 const ADAPTIVE_MAX: Duration = Duration::from_millis(1);
 
+/// The default of [`Builder::long_poll_threshold`].
+const LONG_POLL: Duration = Duration::from_millis(10);
+
 /// How idle workers spin: see [`Builder::spin`] and [`Builder::spin_adaptive`].
 #[derive(Debug, Clone, Copy)]
 enum Spin {
     Fixed(Duration),
     Adaptive { min: Duration, max: Duration },
+}
+
+/// Which scheduler a runtime has: see [`Builder::new_current_thread`] and
+/// [`Handle::runtime_flavor`](crate::Handle::runtime_flavor).
+///
+/// ```
+/// use spinpark_executor::{Builder, RuntimeFlavor};
+/// let rt = Builder::new_current_thread().build().unwrap();
+/// assert_eq!(rt.handle().runtime_flavor(), RuntimeFlavor::CurrentThread);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RuntimeFlavor {
+    /// No worker thread: tasks run on the thread inside `block_on`.
+    CurrentThread,
+    /// Worker threads that spin, then park, and steal from each other (the default).
+    MultiThread,
 }
 
 /// Configures and builds a [`Runtime`].
@@ -81,8 +104,10 @@ enum Spin {
 /// assert_eq!(rt.block_on(async { 1 }), 1);
 /// ```
 pub struct Builder {
+    flavor: RuntimeFlavor,
     workers: Option<usize>,
-    spin: Spin,
+    /// `None`: the flavour's default (adaptive, or off on a current-thread runtime).
+    spin: Option<Spin>,
     spin_budget: Option<f64>,
     max_spinners: Option<usize>,
     thread_name: String,
@@ -90,9 +115,12 @@ pub struct Builder {
     on_stop: Option<ThreadHook>,
     max_blocking: usize,
     blocking_keep_alive: Duration,
+    long_poll: Duration,
     /// The tokio-compat runtime's worker threads, when it is on.
     #[cfg(feature = "tokio-compat")]
     tokio_compat: Option<usize>,
+    #[cfg(feature = "test-util")]
+    start_paused: bool,
 }
 
 impl Default for Builder {
@@ -104,13 +132,16 @@ impl Default for Builder {
 impl fmt::Debug for Builder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Builder");
-        d.field("worker_threads", &self.workers)
+        d.field("flavor", &self.flavor)
+            .field("worker_threads", &self.workers)
             .field("spin", &self.spin)
             .field("spin_budget", &self.spin_budget)
             .field("max_spinners", &self.max_spinners)
             .field("thread_name", &self.thread_name);
         #[cfg(feature = "tokio-compat")]
         d.field("tokio_compat", &self.tokio_compat);
+        #[cfg(feature = "test-util")]
+        d.field("start_paused", &self.start_paused);
         d.finish_non_exhaustive()
     }
 }
@@ -126,11 +157,9 @@ impl Builder {
     /// ```
     pub fn new() -> Self {
         Self {
+            flavor: RuntimeFlavor::MultiThread,
             workers: None,
-            spin: Spin::Adaptive {
-                min: ADAPTIVE_MIN,
-                max: ADAPTIVE_MAX,
-            },
+            spin: None,
             spin_budget: None,
             max_spinners: None,
             thread_name: "spinpark-worker".into(),
@@ -138,12 +167,97 @@ impl Builder {
             on_stop: None,
             max_blocking: 64,
             blocking_keep_alive: Duration::from_secs(10),
+            long_poll: LONG_POLL,
             #[cfg(feature = "tokio-compat")]
             tokio_compat: None,
+            #[cfg(feature = "test-util")]
+            start_paused: false,
         }
     }
 
-    /// The number of worker threads (default: available parallelism, at most 255).
+    /// The same as [`Builder::new`]: worker threads (tokio's name for it).
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new_multi_thread().worker_threads(2).build().unwrap();
+    /// assert_eq!(rt.handle().worker_threads(), 2);
+    /// ```
+    pub fn new_multi_thread() -> Self {
+        Self::new()
+    }
+
+    /// A builder for a current-thread runtime: no worker thread; tasks run on the thread that
+    /// calls `block_on`, while it is in there, between polls of its future. It has the same
+    /// reactor and timers, and the same blocking pool, as the multi-thread runtime. The thread
+    /// does not spin when idle unless [`Builder::spin`] or [`Builder::spin_adaptive`] asks
+    /// for it; `worker_threads` and `max_spinners` do not apply. It suits a synchronous
+    /// facade over an async client, a test, or a program that wants one thread.
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new_current_thread().build().unwrap();
+    /// let caller = std::thread::current().id();
+    /// let on = rt.block_on(async { spinpark::spawn(async { std::thread::current().id() }).await });
+    /// assert_eq!(on.unwrap(), caller);
+    /// ```
+    ///
+    /// Tasks spawned from other threads (with [`Runtime::spawn`] or a [`Handle`]) wait for a
+    /// thread in `block_on`, as in tokio. Several threads may call `block_on` at once: one runs
+    /// the tasks, the others poll only their own futures until it leaves, then one of them
+    /// takes over.
+    pub fn new_current_thread() -> Self {
+        Self {
+            flavor: RuntimeFlavor::CurrentThread,
+            ..Self::new()
+        }
+    }
+
+    /// Accepted for tokio's sake, and does nothing: the reactor (I/O and timers) is created
+    /// the first time a socket or a timer needs it.
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new_current_thread().enable_all().build().unwrap();
+    /// # drop(rt);
+    /// ```
+    pub fn enable_all(self) -> Self {
+        self
+    }
+
+    /// Accepted for tokio's sake, and does nothing; see [`Builder::enable_all`].
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new().enable_io().build().unwrap();
+    /// # drop(rt);
+    /// ```
+    pub fn enable_io(self) -> Self {
+        self
+    }
+
+    /// Accepted for tokio's sake, and does nothing; see [`Builder::enable_all`].
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new().enable_time().build().unwrap();
+    /// # drop(rt);
+    /// ```
+    pub fn enable_time(self) -> Self {
+        self
+    }
+
+    /// Starts the runtime with its clock paused (feature `test-util`), as if
+    /// `spinpark::time::pause()` were the first thing `block_on` ran; see
+    /// `spinpark::time::pause`. Only for a current-thread runtime: [`Builder::build`] fails
+    /// with `InvalidInput` otherwise.
+    ///
+    /// ```
+    /// let rt = spinpark_executor::Builder::new_current_thread().start_paused(true).build().unwrap();
+    /// assert!(spinpark_executor::driver::clock(rt.handle()).is_paused());
+    /// ```
+    #[cfg(feature = "test-util")]
+    pub fn start_paused(mut self, paused: bool) -> Self {
+        self.start_paused = paused;
+        self
+    }
+
+    /// The number of worker threads (default: available parallelism, at most 255). Ignored
+    /// by a current-thread runtime, as in tokio.
     ///
     /// ```
     /// let rt = spinpark::Builder::new().worker_threads(2).build().unwrap();
@@ -164,7 +278,7 @@ impl Builder {
     /// assert_eq!(rt.metrics().spin_window(), Duration::ZERO);
     /// ```
     pub fn spin(mut self, window: Duration) -> Self {
-        self.spin = Spin::Fixed(window);
+        self.spin = Some(Spin::Fixed(window));
         self
     }
 
@@ -185,7 +299,7 @@ impl Builder {
     /// assert!(w >= Duration::from_micros(10) && w <= Duration::from_micros(500));
     /// ```
     pub fn spin_adaptive(mut self, min: Duration, max: Duration) -> Self {
-        self.spin = Spin::Adaptive { min, max };
+        self.spin = Some(Spin::Adaptive { min, max });
         self
     }
 
@@ -274,6 +388,28 @@ impl Builder {
         self
     }
 
+    /// A task poll that runs at least this long (default 10 ms) counts in
+    /// [`WorkerMetrics::long_polls`](crate::WorkerMetrics::long_polls), which is how to find
+    /// a task that blocks its worker (move the blocking part to [`crate::spawn_blocking`]).
+    /// Measured on the kernel's coarse clock, so to within one tick (1-4 ms).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = spinpark::Builder::new()
+    ///     .worker_threads(2)
+    ///     .long_poll_threshold(Duration::from_millis(20))
+    ///     .build()
+    ///     .unwrap();
+    /// // A task that blocks its worker for 100 ms (don't: use spawn_blocking).
+    /// rt.block_on(rt.spawn(async { std::thread::sleep(Duration::from_millis(100)) })).unwrap();
+    /// // Counted once the worker is done with the poll, just after the task's output arrives.
+    /// println!("{} long polls", rt.metrics().total().long_polls());
+    /// ```
+    pub fn long_poll_threshold(mut self, threshold: Duration) -> Self {
+        self.long_poll = threshold;
+        self
+    }
+
     /// Starts a small background tokio runtime (I/O and time drivers, one worker thread)
     /// and makes its context current on every worker, blocking-pool thread and `block_on`
     /// caller, so that tokio-bound code (`tokio::spawn`, `tokio::time`, `tokio::net`, and
@@ -310,24 +446,39 @@ impl Builder {
     }
 
     /// Starts the worker threads, and returns once each has run its `on_thread_start` hook.
+    /// A current-thread runtime starts no thread (and runs no thread hook: its worker is the
+    /// `block_on` caller).
     ///
     /// # Errors
-    /// `InvalidInput` for zero or more than 255 workers, or a thread name with a NUL byte; the
-    /// OS error if a thread cannot be started; an error naming the hook if `on_thread_start`
-    /// panicked on a worker. The workers already started are then shut down before this
-    /// returns.
+    /// `InvalidInput` for zero or more than 255 workers, a thread name with a NUL byte, or
+    /// `start_paused` on a multi-thread runtime; the OS error if a thread cannot be started;
+    /// an error naming the hook if `on_thread_start` panicked on a worker. The workers already
+    /// started are then shut down before this returns.
     ///
     /// ```
     /// let rt = spinpark::Builder::new().worker_threads(1).build().unwrap();
     /// assert_eq!(rt.block_on(async { 7 }), 7);
     /// ```
     pub fn build(self) -> io::Result<Runtime> {
-        let workers = self.workers.unwrap_or_else(|| {
-            thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-                .min(MAX_WORKERS)
-        });
+        let current = self.flavor == RuntimeFlavor::CurrentThread;
+        // A current-thread runtime is one worker, driven by the `block_on` caller.
+        let workers = match current {
+            true => 1,
+            false => self.workers.unwrap_or_else(|| {
+                thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+                    .min(MAX_WORKERS)
+            }),
+        };
+        #[cfg(feature = "test-util")]
+        if self.start_paused && !current {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "spinpark: start_paused needs a current-thread runtime \
+                 (Builder::new_current_thread()): time cannot be paused on the multi-thread one",
+            ));
+        }
         if workers == 0 || workers > MAX_WORKERS {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -361,7 +512,15 @@ impl Builder {
         }
         .min(max_spinners as f64)
         .min(cpus as f64);
-        let policy = match self.spin {
+        // A lone thread that spins only delays its own park: off unless asked for.
+        let spin = self.spin.unwrap_or(match current {
+            true => Spin::Fixed(Duration::ZERO),
+            false => Spin::Adaptive {
+                min: ADAPTIVE_MIN,
+                max: ADAPTIVE_MAX,
+            },
+        });
+        let policy = match spin {
             Spin::Fixed(w) => SpinPolicy::fixed(w, budget),
             Spin::Adaptive { min, max } => SpinPolicy::adaptive(min, max, DEFAULT_SPIN, budget),
         };
@@ -373,11 +532,29 @@ impl Builder {
         };
         #[cfg(not(feature = "tokio-compat"))]
         let context = None;
-        let queues: Vec<Worker<_>> = (0..workers).map(|_| Worker::new_fifo()).collect();
+        let mut queues: Vec<Worker<_>> = (0..workers).map(|_| Worker::new_fifo()).collect();
+        let stealers = queues.iter().map(Worker::stealer).collect();
+        // A current-thread runtime's one queue waits for a `block_on` caller to take it.
+        let seat = match current {
+            true => queues.pop().map(crate::current_thread::Seat::new),
+            false => None,
+        };
+        let nanos = |d: Duration| d.as_nanos().min(u64::MAX as u128) as u64;
         let shared = Arc::new(Shared {
             injector: Injector::new(),
-            stealers: queues.iter().map(Worker::stealer).collect(),
-            idle: Idle::new(SysFutex, workers, max_spinners),
+            stealers,
+            slots: (0..workers).map(|_| WorkerSlot::default()).collect(),
+            // Two ticks of the coarse clock, so that a poll that has just started is never
+            // taken for a stuck one, and at least the watch's period.
+            stuck_after: nanos(WATCH_PERIOD.max(crate::clock::coarse_resolution() * 2)),
+            long_poll: nanos(self.long_poll).max(1),
+            idle: Idle::new(
+                SysFutex,
+                SysAlarm::new()?,
+                WATCH_PERIOD,
+                workers,
+                max_spinners,
+            ),
             policy,
             driver: OnceLock::new(),
             driver_polling: AtomicBool::new(false),
@@ -391,14 +568,22 @@ impl Builder {
                 format!("{}-blocking", self.thread_name),
             ),
             context,
+            seat,
+            #[cfg(feature = "test-util")]
+            clock: crate::test_clock::Clock::new(current, self.start_paused),
         });
         let handle = Handle { shared };
         let mut rt = Runtime {
             handle: handle.clone(),
             threads: Vec::with_capacity(workers),
+            watchdog: None,
             exits: Arc::new(Exits::default()),
             shut_down: false,
         };
+        if current {
+            // No thread to start: the worker is whoever calls `block_on`.
+            return Ok(rt);
+        }
         let (started_tx, started_rx) = std::sync::mpsc::channel();
         for (index, queue) in queues.into_iter().enumerate() {
             let handle = handle.clone();
@@ -441,6 +626,11 @@ impl Builder {
                 }
             }
         }
+        // With one worker there is nobody to wake for another: no watchdog.
+        if workers > 1 {
+            let name = format!("{}-watchdog", self.thread_name);
+            rt.watchdog = Some(crate::watchdog::start(handle.shared.clone(), name)?);
+        }
         Ok(rt)
     }
 }
@@ -466,6 +656,8 @@ impl Builder {
 pub struct Runtime {
     handle: Handle,
     threads: Vec<thread::JoinHandle<()>>,
+    /// The watchdog thread (`watchdog.rs`), with two workers or more.
+    watchdog: Option<thread::JoinHandle<()>>,
     exits: Arc<Exits>,
     /// Whether `shutdown` ran (then dropping does nothing more).
     shut_down: bool,
@@ -516,6 +708,7 @@ impl Drop for ExitGuard {
 impl fmt::Debug for Runtime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Runtime")
+            .field("flavor", &self.handle.runtime_flavor())
             .field("workers", &self.threads.len())
             .finish()
     }
@@ -534,11 +727,13 @@ impl Runtime {
 
     /// Runs `future` to completion on the current thread, with this runtime as the current
     /// one (so `spawn` and I/O inside it use this runtime), and returns its output. Spawned
-    /// tasks run on the workers meanwhile.
+    /// tasks run on the workers meanwhile; on a current-thread runtime, on this thread,
+    /// between polls of `future` (see [`Builder::new_current_thread`]).
     ///
     /// # Panics
-    /// If called from inside a runtime (a worker, a blocking-pool thread, or another
-    /// `block_on`): that would block a thread the runtime needs and could deadlock.
+    /// If called on one of a runtime's workers or inside another `block_on`: that would
+    /// block a thread the runtime needs and could deadlock. (A `spawn_blocking` closure may
+    /// call it: the pool's threads are not needed by the workers.)
     ///
     /// ```
     /// let rt = spinpark::Runtime::new().unwrap();
@@ -646,6 +841,16 @@ impl Runtime {
     fn stop(&mut self, deadline: Option<Instant>) {
         let shared = &self.handle.shared;
         shared.idle.shutdown(|| shared.unpark_driver());
+        // A current-thread runtime: drop the tasks queued for its worker, unless a thread in
+        // `block_on` (through a `Handle`) holds them; that one drops them when it sees the
+        // shutdown, as a worker thread does.
+        if let Some(seat) = &shared.seat {
+            seat.close(shared);
+        }
+        // Shutdown closed the watch's alarm: the watchdog returns from its wait and exits.
+        if let Some(w) = self.watchdog.take() {
+            let _ = w.join();
+        }
         // Dropped from inside one of its own tasks: that worker exits once the task returns,
         // so it is neither waited for nor joined.
         let me = thread::current().id();

@@ -6,31 +6,63 @@
 //! cooperative budget), to the back of its local queue. A task spawned on a
 //! worker is treated the same way (tokio does likewise). Anything else (spawns and wakes from other
 //! threads) goes to the global injector. Every push that another worker may need to pick up is
-//! followed by [`Shared::notify`], which wakes a parked worker only if nobody is spinning; the
-//! LIFO slot is the exception, because its owner runs it next anyway.
+//! followed by [`Shared::notify_from`], which wakes a parked worker only if nobody is
+//! spinning; the LIFO slot is the exception, because its owner runs it next anyway, unless
+//! the task that is running then takes too long: other workers take a stuck worker's LIFO
+//! task, and the watchdog wakes one for it (`lifo.rs`, `watchdog.rs`).
 
-use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::OnceLock;
 
 use async_task::Runnable;
 use crossbeam_deque::{Injector, Steal, Stealer};
 
+use crate::alarm::SysAlarm;
 use crate::blocking::BlockingPool;
 use crate::context;
 use crate::driver::Driver;
 use crate::futex::SysFutex;
 use crate::idle::{Idle, SpinPolicy, Woke};
+use crate::lifo::LifoSlot;
 use crate::metrics::{bump, GlobalCounters, WorkerCounters};
 
 /// Callbacks run on each worker thread as it starts and stops.
 pub(crate) type ThreadHook = std::sync::Arc<dyn Fn() + Send + Sync>;
 
+/// What other threads may look at of one worker, on its own cache lines.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub(crate) struct WorkerSlot {
+    /// The worker's LIFO slot.
+    pub(crate) lifo: LifoSlot,
+    /// When the worker's current (or last) task poll started, on the coarse clock; 0 while
+    /// it is idle. Written by the worker only.
+    pub(crate) poll_started: AtomicU64,
+}
+
+impl WorkerSlot {
+    /// Whether this worker has been in one poll for at least `after` ns at coarse time `now`.
+    pub(crate) fn stuck(&self, now: u64, after: u64) -> bool {
+        // Relaxed: a hint; a wrong answer moves a task to another worker, or leaves it to the
+        // next look, and nothing else is read through it.
+        let started = self.poll_started.load(Relaxed);
+        started != 0 && now.saturating_sub(started) >= after
+    }
+}
+
 /// State shared by all of one runtime's threads.
 pub(crate) struct Shared {
     pub(crate) injector: Injector<Runnable>,
     pub(crate) stealers: Vec<Stealer<Runnable>>,
-    pub(crate) idle: Idle<SysFutex>,
+    /// Per worker: its LIFO slot and poll stamp.
+    pub(crate) slots: Box<[WorkerSlot]>,
+    /// A worker whose current poll has run this long (coarse-clock ns) is stuck: idle workers
+    /// may take its LIFO task, and the watchdog wakes one for it.
+    pub(crate) stuck_after: u64,
+    /// Polls at least this long (coarse-clock ns) count in `WorkerMetrics::long_polls`.
+    pub(crate) long_poll: u64,
+    pub(crate) idle: Idle<SysFutex, SysAlarm>,
     pub(crate) policy: SpinPolicy,
     pub(crate) driver: OnceLock<Box<dyn Driver>>,
     /// Held by the one spinner that polls the driver, so spinners do not pile into epoll.
@@ -44,6 +76,12 @@ pub(crate) struct Shared {
     pub(crate) blocking: BlockingPool,
     /// What every thread of this runtime runs inside (the tokio-compat context), if anything.
     pub(crate) context: Option<std::sync::Arc<dyn crate::thread_context::ThreadContext>>,
+    /// A current-thread runtime's one worker place, which `block_on` callers take in turn
+    /// (`current_thread.rs`); `None` on the multi-thread runtime.
+    pub(crate) seat: Option<crate::current_thread::Seat>,
+    /// The clock the reactor's timers follow, which tests may pause (`test_clock.rs`).
+    #[cfg(feature = "test-util")]
+    pub(crate) clock: crate::test_clock::Clock,
 }
 
 impl Shared {
@@ -73,7 +111,7 @@ impl Shared {
                 if woken_while_running {
                     local.queue.push(runnable);
                     self.notify_from(Some(local.index));
-                } else if let Some(prev) = local.lifo.replace(Some(runnable)) {
+                } else if let Some(prev) = self.slots[local.index].lifo.push(runnable) {
                     local.queue.push(prev);
                     self.notify_from(Some(local.index));
                 }
@@ -125,6 +163,18 @@ impl Shared {
                 None => bump(&self.global.remote_wakes),
             }
         }
+    }
+
+    /// Whether a worker stuck in a long poll (at coarse time `now`) has work waiting behind
+    /// it, in its LIFO slot or its queue: the watchdog then wakes somebody to take it.
+    pub(crate) fn stuck_work(&self, now: u64) -> bool {
+        self.slots
+            .iter()
+            .zip(&self.stealers)
+            .any(|(slot, stealer)| {
+                slot.stuck(now, self.stuck_after)
+                    && (slot.lifo.is_occupied() || !stealer.is_empty())
+            })
     }
 
     pub(crate) fn unpark_driver(&self) {

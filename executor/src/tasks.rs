@@ -21,8 +21,10 @@
 //! A task that waits on something outside the runtime's queues (a channel, a timer, a waker
 //! someone stashed) is reachable only through its waker. The runtime keeps one waker per
 //! waiting task in a [`TaskList`] (a task is listed the first time it returns `Pending`; one
-//! that is queued is dropped with its queue); shutting down wakes them all, and a wake after
-//! shutdown drops the task's future instead of queueing it. A task removes itself when its
+//! that is queued is dropped with its queue); shutting down wakes them all, and a task woken
+//! after shutdown goes to the global queue, which the shutting-down thread drains and drops
+//! (not dropped inside the wake: a waker is often called with a lock held that the task's
+//! destructor takes). A task removes itself when its
 //! future is dropped (it completed, was aborted, or was dropped). The list is sharded so
 //! spawns on different threads rarely meet on a lock.
 

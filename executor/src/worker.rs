@@ -6,26 +6,32 @@
 //!    busy local queue;
 //! 2. its LIFO slot (the task the last task woke), at most three times in a row, so two tasks
 //!    that keep waking each other cannot starve the queue;
-//! 3. its local queue, then the injector, then the other workers' queues (stealing half).
+//! 3. its local queue, then the injector, then the other workers' queues (stealing half),
+//!    then the LIFO slot of any worker stuck in a long poll (`lifo.rs`).
 //!
 //! A busy worker also polls the reactor (without blocking) every 61 tasks, so I/O is noticed
-//! even when no worker is idle.
+//! even when no worker is idle. Every task poll is stamped on the coarse clock (`clock.rs`):
+//! other workers and the watchdog read the stamp to tell a worker stuck in a long poll, and
+//! a poll past `Builder::long_poll_threshold` is counted in `WorkerMetrics::long_polls`.
 
 use std::cell::Cell;
-use std::sync::atomic::Ordering::{Acquire, Release};
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::{mpsc, Arc};
 
 use async_task::Runnable;
 use crossbeam_deque::{Steal, Worker};
 
+use crate::clock;
 use crate::context;
 use crate::handle::Handle;
 use crate::idle::Parked;
 use crate::metrics::{add, bump};
-use crate::scheduler::{steal_retrying, Shared, ThreadHook};
+use crate::scheduler::{steal_retrying, Shared, ThreadHook, WorkerSlot};
 
-/// How many tasks run between checks of the injector and of the reactor.
-const GLOBAL_INTERVAL: u32 = 61;
+/// How many tasks run between checks of the injector and of the reactor (and, on a
+/// current-thread runtime, at most between two polls of the `block_on` future).
+pub(crate) const GLOBAL_INTERVAL: u32 = 61;
 /// How many times in a row the LIFO slot may be preferred over the queue.
 const MAX_LIFO_STREAK: u32 = 3;
 
@@ -34,7 +40,6 @@ pub(crate) struct Local {
     shared: *const Shared,
     pub(crate) index: usize,
     pub(crate) queue: Worker<Runnable>,
-    pub(crate) lifo: Cell<Option<Runnable>>,
     /// The runtime's live-task list, for tasks that start waiting on this worker.
     pub(crate) tasks: Arc<crate::tasks::TaskList>,
     lifo_streak: Cell<u32>,
@@ -42,9 +47,41 @@ pub(crate) struct Local {
 }
 
 impl Local {
+    /// The state of worker `index` of `shared`'s runtime, which owns `queue`.
+    pub(crate) fn new(shared: &Arc<Shared>, index: usize, queue: Worker<Runnable>) -> Local {
+        Local {
+            shared: Arc::as_ptr(shared),
+            index,
+            queue,
+            tasks: shared.tasks.clone(),
+            lifo_streak: Cell::new(0),
+            tick: Cell::new(0),
+        }
+    }
+
+    /// The worker's queue back, for the next thread that takes the worker's place (a
+    /// current-thread runtime's `block_on` callers take turns).
+    pub(crate) fn into_queue(self) -> Worker<Runnable> {
+        self.queue
+    }
+
     pub(crate) fn belongs_to(&self, shared: &Shared) -> bool {
         std::ptr::eq(self.shared, shared)
     }
+}
+
+/// Drops the tasks in a worker's LIFO slot and queue (see `WorkerRef::drop_queued`).
+pub(crate) fn drop_queued(slot: &WorkerSlot, queue: &Worker<Runnable>) {
+    while let Some(r) = slot.lifo.take().or_else(|| queue.pop()) {
+        drop(r);
+    }
+}
+
+/// What an idle worker found to do.
+pub(crate) enum Work {
+    Task(Runnable),
+    /// The future of the `block_on` call driving a current-thread runtime was woken.
+    Main,
 }
 
 /// How a worker's start went: `Err` carries the message of its `on_thread_start` panic.
@@ -74,29 +111,13 @@ pub(crate) fn run(
     let _ = started.send(Ok(()));
     drop(started);
     let shared: Arc<Shared> = handle.shared.clone();
-    let local = Local {
-        shared: Arc::as_ptr(&shared),
-        index,
-        queue,
-        lifo: Cell::new(None),
-        tasks: shared.tasks.clone(),
-        lifo_streak: Cell::new(0),
-        tick: Cell::new(0),
-    };
+    let local = Local::new(&shared, index, queue);
     {
         let _enter = context::enter(handle, true);
         let _worker = context::set_worker(&local);
-        let w = WorkerRef {
-            shared: &shared,
-            local: &local,
-        };
+        let w = WorkerRef::new(&shared, &local, None);
         w.run_loop();
-        // Shutdown: drop what is still queued here. Dropping a runnable drops its future,
-        // whose destructor may wake other tasks; once shut down, `schedule` puts those in the
-        // injector, which the shutting-down thread drains.
-        while let Some(r) = local.lifo.take().or_else(|| local.queue.pop()) {
-            drop(r);
-        }
+        w.drop_queued();
     }
     if let Some(f) = &on_stop {
         // The worker is done either way; the panic hook has reported the panic.
@@ -106,12 +127,32 @@ pub(crate) fn run(
     }
 }
 
-struct WorkerRef<'a> {
+/// A worker at work: the task machinery, shared by worker threads and by the thread that
+/// drives a current-thread runtime from `block_on` (`current_thread.rs`).
+pub(crate) struct WorkerRef<'a> {
     shared: &'a Shared,
     local: &'a Local,
+    /// This worker's slot in `shared.slots`.
+    slot: &'a WorkerSlot,
+    /// On a current-thread runtime, the flag that the `block_on` future's waker sets: one
+    /// more thing an idle worker looks for, and whose waker notifies like a producer.
+    main: Option<&'a AtomicBool>,
 }
 
-impl WorkerRef<'_> {
+impl<'a> WorkerRef<'a> {
+    pub(crate) fn new(
+        shared: &'a Shared,
+        local: &'a Local,
+        main: Option<&'a AtomicBool>,
+    ) -> WorkerRef<'a> {
+        WorkerRef {
+            shared,
+            local,
+            slot: &shared.slots[local.index],
+            main,
+        }
+    }
+
     fn run_loop(&self) {
         loop {
             while let Some(task) = self.next_task() {
@@ -121,17 +162,27 @@ impl WorkerRef<'_> {
                 }
             }
             match self.idle() {
-                Some(task) => self.run_task(task),
+                Some(Work::Task(task)) => self.run_task(task),
+                // A worker thread has no `block_on` future (`main` is `None`).
+                Some(Work::Main) => {}
                 None => return,
             }
         }
     }
 
-    fn run_task(&self, task: Runnable) {
+    /// Shutdown: drops what is still queued here. Dropping a runnable drops its future,
+    /// whose destructor may wake other tasks; once shut down, `schedule` puts those in the
+    /// injector, which the shutting-down thread drains.
+    pub(crate) fn drop_queued(&self) {
+        drop_queued(self.slot, &self.local.queue);
+    }
+
+    pub(crate) fn run_task(&self, task: Runnable) {
         bump(&self.shared.counters[self.local.index].polls);
         let tick = self.local.tick.get().wrapping_add(1);
         self.local.tick.set(tick);
         crate::coop::reset();
+        self.end_poll(true);
         // A panic inside the task's poll or its future's destructor is caught by `Guarded`.
         task.run();
         if tick % GLOBAL_INTERVAL == 0 {
@@ -139,15 +190,30 @@ impl WorkerRef<'_> {
         }
     }
 
+    /// The previous task poll, if one is stamped, is over: count it if it ran long. Then
+    /// stamp the one that starts now (`starting`), or mark the worker idle. One coarse clock
+    /// read per task.
+    pub(crate) fn end_poll(&self, starting: bool) {
+        let now = clock::coarse_now();
+        // Relaxed: only this thread writes the stamp; others read it as a hint.
+        let started = self.slot.poll_started.load(Relaxed);
+        if started != 0 && now.saturating_sub(started) >= self.shared.long_poll {
+            bump(&self.shared.counters[self.local.index].long_polls);
+        }
+        self.slot
+            .poll_started
+            .store(if starting { now } else { 0 }, Relaxed);
+    }
+
     /// The next task from this worker's own sources or anybody else's; see the module docs.
-    fn next_task(&self) -> Option<Runnable> {
+    pub(crate) fn next_task(&self) -> Option<Runnable> {
         let local = self.local;
         if local.tick.get() % GLOBAL_INTERVAL == GLOBAL_INTERVAL - 1 {
             if let Some(t) = self.steal_injector() {
                 return Some(t);
             }
         }
-        if let Some(t) = local.lifo.take() {
+        if let Some(t) = self.slot.lifo.take() {
             let streak = local.lifo_streak.get() + 1;
             if streak <= MAX_LIFO_STREAK {
                 local.lifo_streak.set(streak);
@@ -162,6 +228,18 @@ impl WorkerRef<'_> {
             .pop()
             .or_else(|| self.steal_injector())
             .or_else(|| self.steal_others())
+    }
+
+    /// What an idle worker looks for: the `block_on` future, if it was woken (current-thread
+    /// runtime), else the next task.
+    fn next_work(&self) -> Option<Work> {
+        // Acquire: pairs with the waker's Release. Against a lost wake-up the flag is ordered
+        // like a queue: set, then the waker's `notify` fences; the parker announces, fences,
+        // then re-checks here (see `idle/mod.rs`).
+        if self.main.is_some_and(|m| m.load(Acquire)) {
+            return Some(Work::Main);
+        }
+        self.next_task().map(Work::Task)
     }
 
     fn steal_injector(&self) -> Option<Runnable> {
@@ -189,10 +267,41 @@ impl WorkerRef<'_> {
                 }
             }
             if !retry {
-                return None;
+                return self.steal_stuck_lifo();
             }
             std::hint::spin_loop();
         }
+    }
+
+    /// Whether another worker has been in one poll for too long: it does not attend the
+    /// reactor, so this worker, parking while nobody spins, should drive it (`idle/word.rs`).
+    fn others_stuck(&self) -> bool {
+        let now = clock::coarse_now();
+        let me = self.local.index;
+        let after = self.shared.stuck_after;
+        (self.shared.slots.iter().enumerate()).any(|(i, s)| i != me && s.stuck(now, after))
+    }
+
+    /// The task in the LIFO slot of a worker that has been in one poll for too long (see
+    /// `lifo.rs`): it would otherwise wait for that poll to end while this worker idles.
+    fn steal_stuck_lifo(&self) -> Option<Runnable> {
+        let slots = &self.shared.slots;
+        let n = slots.len();
+        let mut now = None;
+        for k in 1..n {
+            let victim = &slots[(self.local.index + k) % n];
+            if !victim.lifo.is_occupied() {
+                continue;
+            }
+            let now = *now.get_or_insert_with(clock::coarse_now);
+            if victim.stuck(now, self.shared.stuck_after) {
+                if let Some(t) = victim.lifo.take() {
+                    bump(&self.shared.counters[self.local.index].steals);
+                    return Some(t);
+                }
+            }
+        }
+        None
     }
 
     /// Whether work is queued behind the task a spinner just took: then another worker should
@@ -202,8 +311,10 @@ impl WorkerRef<'_> {
     }
 
     /// Polls the reactor without blocking, unless another worker is already doing so. Returns
-    /// whether it dispatched anything.
+    /// whether it dispatched anything. Either way this worker is attending: it pushes the
+    /// watch's alarm ahead (`idle/watch.rs`), which costs a syscall every half period at most.
     fn poll_driver(&self) -> bool {
+        self.shared.idle.attend(self.shared.policy.now());
         let Some(driver) = self.shared.driver.get() else {
             return false;
         };
@@ -218,13 +329,14 @@ impl WorkerRef<'_> {
         n > 0
     }
 
-    /// Out of work: spin, then park, until there is a task (`Some`) or the runtime shuts down.
+    /// Out of work: spin, then park, until there is work (`Some`) or the runtime shuts down.
     /// One call is one idle period: the spin policy decides how it starts and learns, from
     /// how long it lasted, how the next ones should (see `idle/spin.rs`).
-    fn idle(&self) -> Option<Runnable> {
+    pub(crate) fn idle(&self) -> Option<Work> {
         let shared = self.shared;
         let policy = &shared.policy;
         let counters = &shared.counters[self.local.index];
+        self.end_poll(false);
         let began = policy.now();
         // Busy: another worker is awake or work is queued; the policy runs no park probe
         // then (it would measure the others, or queueing: idle/spin.rs, "When to probe").
@@ -238,9 +350,9 @@ impl WorkerRef<'_> {
         let mut spinning = decision.spins() && shared.idle.try_start_spinning();
         let spun = spinning;
         // The period is over: work turns up `d` after it began.
-        let found = |task: Runnable| {
+        let found = |work: Work| {
             policy.end(decision, spun, policy.now().saturating_sub(began));
-            Some(task)
+            Some(work)
         };
         loop {
             if spinning {
@@ -253,7 +365,7 @@ impl WorkerRef<'_> {
                     add(&counters.spin_nanos, ns);
                 };
                 loop {
-                    if let Some(task) = self.next_task() {
+                    if let Some(work) = self.next_work() {
                         charge(&window);
                         let woke = shared.idle.stop_spinning(
                             true,
@@ -262,7 +374,7 @@ impl WorkerRef<'_> {
                         );
                         shared.count_wake(woke, Some(self.local.index));
                         bump(&counters.spins_found_work);
-                        return found(task);
+                        return found(work);
                     }
                     if shared.idle.is_shutdown() {
                         shared.idle.stop_spinning(false, || false, || {});
@@ -286,10 +398,18 @@ impl WorkerRef<'_> {
                 }
             };
             let drive: Option<&mut dyn FnMut()> = driver.map(|_| &mut drive as &mut dyn FnMut());
-            match shared.idle.park(|| self.next_task(), drive) {
-                Parked::Work(task) => return found(task),
+            let stuck = driver.is_some() && self.others_stuck();
+            match shared
+                .idle
+                .park(policy.now(), stuck, || self.next_work(), drive)
+            {
+                Parked::Work(work) => {
+                    shared.idle.attend(policy.now());
+                    return found(work);
+                }
                 Parked::Woken => {
                     bump(&counters.parks);
+                    shared.idle.attend(policy.now());
                     spinning = true;
                 }
                 Parked::Shutdown => return None,

@@ -47,3 +47,32 @@ fn enter_inside_block_on_keeps_block_on_forbidden() {
     });
     assert!(nested, "block_on inside block_on was allowed after enter()");
 }
+
+#[test]
+fn guards_dropped_out_of_order_panic() {
+    let a = Builder::new().worker_threads(1).build().unwrap();
+    let b = Builder::new().worker_threads(1).build().unwrap();
+    let out_of_order = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let ga = a.enter();
+        let gb = b.enter();
+        drop(ga); // b's guard is still alive: `a` must not be left current behind it
+        drop(gb);
+    }));
+    let err = out_of_order.expect_err("dropping the outer guard first did not panic");
+    let msg = err
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| err.downcast_ref::<&str>().copied())
+        .unwrap_or("");
+    assert!(msg.contains("out of order"), "{msg}");
+    // In order is fine, and leaves nothing current.
+    std::thread::spawn(move || {
+        let ga = a.enter();
+        let gb = b.enter();
+        drop(gb);
+        drop(ga);
+        assert!(Handle::try_current().is_err());
+    })
+    .join()
+    .unwrap();
+}

@@ -1,4 +1,4 @@
-//! Faults in user code and careless use of the API (issue 11): panicking destructors, panicking
+//! Faults in user code and careless use of the API: panicking destructors, panicking
 //! thread hooks, shutting down from the runtime's own threads, bounded shutdown.
 //!
 //! Every scenario runs under a watchdog: a hang becomes a test failure, never a stuck suite.

@@ -5,11 +5,13 @@
 //! counter standing in for the queues) and producers (threads that add an item, then notify).
 //! A lost wake-up shows up as loom's deadlock report: every thread blocked, items left over.
 //!
-//! The last group (`Reactor`, `reactor_worker`) models spinpark-net's reactor as the workers
+//! The last groups (`Reactor`, `reactor_worker`) model spinpark-net's reactor as the workers
 //! meet it: spinners poll it, the driver blocks in it, and tasks register a timer in it. Its
-//! `shared_wake_*` tests run the same models against the reactor as it was before issue 9
-//! (the driver's wake-up in the epoll set that spinners poll) and expect loom's deadlock
-//! report: they show that these models can fail.
+//! `shared_wake_*` tests run the same models against the reactor as it once was (the driver's
+//! wake-up in the epoll set that spinners poll) and expect loom's deadlock
+//! report: they show that these models can fail. The `busy_worker_*` models add a worker
+//! that never returns from its task and the watchdog thread; their twins without the
+//! watchdog are the protocol before it existed, and deadlock.
 #![cfg(loom)]
 
 use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering::SeqCst};
@@ -50,7 +52,7 @@ impl Queue {
 /// Where the wake-up that `unpark` writes (the eventfd) can be collected.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Wake {
-    /// In the epoll set that every poller reads, as spinpark-net had it before issue 9: a
+    /// In the epoll set that every poller reads, as spinpark-net once had it: a
     /// spinner's zero-timeout poll can take the wake-up meant for the parked driver, which then
     /// finds nothing and blocks again with its old timeout.
     Shared,
@@ -399,6 +401,7 @@ fn reactor_worker(m: &Model, t: &Tasks, r: &Reactor) {
                     break;
                 }
                 r.poll();
+                m.attend();
                 m.stop_spinning(false, || false, || {});
             }
             let mut drive = || t.drive(m, r);
@@ -450,7 +453,7 @@ fn run_reactor(wake: Wake, tasks: usize, timer_task: bool) {
     });
 }
 
-/// Issue 9's interleaving: worker A's re-check takes the task while B parks as the driver
+/// The interleaving that lost a timer when the wake-up was in the shared set: worker A's re-check takes the task while B parks as the driver
 /// without a deadline; the task registers a timer, whose unpark A's next spin may poll up.
 #[test]
 fn timer_registered_beside_parked_driver() {
@@ -466,7 +469,7 @@ fn awake_worker_beside_parked_driver() {
     run_reactor(Wake::DriverOnly, 2, false);
 }
 
-/// The same two models against the reactor as it was before issue 9 (the wake-up in the
+/// The same two models against the reactor as it once was (the wake-up in the
 /// shared epoll set): loom must find the lost wake-up, reported as a deadlock (both workers
 /// blocked, the task or its timer never run). These show that the models can fail.
 #[test]
@@ -482,11 +485,11 @@ fn shared_wake_loses_the_notify() {
     run_reactor(Wake::Shared, 2, false);
 }
 
-/// Issue 12: a spinner found work (task T1, taken before the model starts) while a producer
+/// A spinner found work (task T1, taken before the model starts) while a producer
 /// pushes T2 and, seeing the spinner, wakes nobody. The spinner then runs T1 "forever" (it
 /// never looks at the queues again), so T2 must reach the other worker, parked on the futex.
 /// `stale_more` reads "more work queued" before the spinner removes itself, as the protocol
-/// did before issue 12; otherwise the read happens after the removal, inside `stop_spinning`.
+/// once did; otherwise the read happens after the removal, inside `stop_spinning`.
 fn found_work_then_more(stale_more: bool) {
     loom::model(move || {
         // `std`'s Arc: see `run_reactor`.
@@ -543,10 +546,106 @@ fn found_work_then_more_queued() {
     found_work_then_more(false);
 }
 
-/// The order before issue 12 (read "more queued", then remove): loom finds T2 stranded behind
+/// The old order (read "more queued", then remove): loom finds T2 stranded behind
 /// T1 with the other worker asleep, reported as a deadlock. Shows the model can fail.
 #[test]
 #[should_panic(expected = "deadlock")]
 fn more_read_before_the_cas_strands_work() {
     found_work_then_more(true);
+}
+
+/// Worker A runs a task that does not return until task T2 has run (a CPU loop or a
+/// blocking call, as far as the runtime can tell: it never polls the reactor or the queues,
+/// and never parks). T2 waits on a timer. Worker B parks beside it: not the last awake
+/// worker, so on the futex, not in the reactor. `a_spins_first`: A was spinning when B
+/// parked, and then found the task (the spinner that picked up a request whose handler
+/// blocks). With `watchdog`, the watchdog thread runs beside them (`watchdog.rs`); without
+/// it, this is the protocol as it was before the watchdog.
+fn busy_worker(watchdog: bool, a_spins_first: bool) {
+    loom::model(move || {
+        // `std`'s Arc: see `run_reactor`.
+        let m = std::sync::Arc::new(Model::new(2, 2));
+        let r = std::sync::Arc::new(Reactor::new(Wake::DriverOnly));
+        let t = std::sync::Arc::new(Tasks {
+            items: AtomicUsize::new(0),
+            runs: AtomicUsize::new(0),
+            total_runs: 1,
+            timer_task: false,
+        });
+        // T2 already waits on its timer.
+        r.add_timer();
+        let t2_ran = std::sync::Arc::new((Mutex::new(false), Condvar::new()));
+        if a_spins_first {
+            assert!(m.try_start_spinning());
+        }
+        let mut threads = Vec::new();
+        {
+            let (m, t2_ran) = (m.clone(), t2_ran.clone());
+            threads.push(thread::spawn(move || {
+                if a_spins_first {
+                    // It attended the reactor while it spun, then found the task. Spinning
+                    // attends every iteration, but a spinner can be preempted: let one period
+                    // pass meanwhile.
+                    m.time_passes(1);
+                    m.attend();
+                    m.stop_spinning(true, || false, || {});
+                }
+                // The task: holds the worker until T2 ran, while periods pass.
+                m.time_passes(2);
+                let (lock, cond) = &*t2_ran;
+                let mut ran = lock.lock().unwrap();
+                while !*ran {
+                    ran = cond.wait(ran).unwrap();
+                }
+            }));
+        }
+        {
+            let (m, t, r, t2_ran) = (m.clone(), t.clone(), r.clone(), t2_ran.clone());
+            threads.push(thread::spawn(move || {
+                reactor_worker(&m, &t, &r);
+                // Shut down after T2 ran: tell A its task may return.
+                let (lock, cond) = &*t2_ran;
+                *lock.lock().unwrap() = true;
+                cond.notify_all();
+            }));
+        }
+        if watchdog {
+            let m = m.clone();
+            threads.push(thread::spawn(move || {
+                m.watchdog();
+            }));
+        }
+        for th in threads {
+            th.join().unwrap();
+        }
+        assert_eq!(t.runs.load(SeqCst), 1, "T2 never ran");
+        assert!(!*r.armed.lock().unwrap(), "the timer never fired");
+    });
+}
+
+/// The watchdog wakes B to drive the reactor: the timer fires and T2 runs.
+#[test]
+fn busy_worker_beside_a_parked_one_timer_fires() {
+    busy_worker(true, false);
+}
+
+/// The same when A was spinning (attending the reactor) while B parked.
+#[test]
+fn busy_worker_after_spinning_timer_fires() {
+    busy_worker(true, true);
+}
+
+/// Without the watchdog (the protocol as it was before it) nobody drives the reactor while A is
+/// busy: loom finds both threads blocked for ever. Shows the model can fail.
+#[test]
+#[should_panic(expected = "deadlock")]
+fn busy_worker_without_the_watchdog_loses_the_timer() {
+    busy_worker(false, false);
+}
+
+/// See [`busy_worker_without_the_watchdog_loses_the_timer`], with A spinning first.
+#[test]
+#[should_panic(expected = "deadlock")]
+fn busy_worker_after_spinning_without_the_watchdog_loses_the_timer() {
+    busy_worker(false, true);
 }

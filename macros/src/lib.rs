@@ -34,7 +34,9 @@
 //!
 //! `#[spinpark::test]` emits the same function with
 //! `#[::core::prelude::v1::test]` in front of it, so every test gets a runtime
-//! of its own.
+//! of its own. With `flavor = "current_thread"` (`#[spinpark::test]`'s
+//! default) the chain starts from `Builder::new_current_thread()` instead, and
+//! `start_paused = true` adds `.start_paused(true)`.
 //!
 //! The arguments are checked while compiling: the `spin` string is turned into
 //! a number of nanoseconds here, not at run time. When something is wrong the
@@ -65,14 +67,19 @@ use syn::{Error, Expr, ExprLit, Ident, ItemFn, Lit, LitStr, Path, Token};
 /// The runtime is built with `spinpark::Builder` and its defaults, changed by
 /// these optional arguments:
 ///
-/// - `worker_threads = 4`: the number of worker threads (at least 1).
+/// - `flavor = "multi_thread"` (the default for `main`): worker threads;
+///   `flavor = "current_thread"`: no worker thread, tasks run on the thread
+///   that runs `main` (`Builder::new_current_thread`). As in tokio.
+/// - `worker_threads = 4`: the number of worker threads (at least 1); not with
+///   `flavor = "current_thread"`.
 /// - `spin = "50us"`: a fixed window, how long an idle worker spins before it
 ///   parks (`Builder::spin`); a number followed by `ns`, `us`, `ms` or `s`.
 ///   Decimals are accepted as long as the result is a whole number of
 ///   nanoseconds (`"1.5ms"`, `"2.5us"`), and `"0"` turns spinning off.
 ///   `spin = "adaptive"` asks for the adaptive policy, which is also what you
 ///   get without `spin`: it learns the window from the gaps it sees.
-/// - `max_spinners = 2`: how many idle workers may spin at once.
+/// - `max_spinners = 2`: how many idle workers may spin at once; not with
+///   `flavor = "current_thread"`.
 /// - `tokio_compat` (a bare flag, no value): start the background tokio
 ///   runtime of `Builder::tokio_compat`, so that tokio-bound crates work inside
 ///   tasks. Needs spinpark's `tokio-compat` feature.
@@ -113,12 +120,34 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 /// # fn main() {}
 /// ```
 ///
-/// It takes the same arguments as [`macro@main`] (`worker_threads`, `spin`,
-/// `max_spinners`, `tokio_compat` and `crate`); anything not given is left to the
-/// `spinpark::Builder` defaults. The function's other attributes, such as
-/// `#[should_panic]` and `#[ignore]`, and its return type are kept, so a test
-/// may return a `Result`. Do not add `#[test]` as well: this attribute
-/// already marks the function as a test.
+/// It takes the same arguments as [`macro@main`] (`flavor`, `worker_threads`,
+/// `spin`, `max_spinners`, `tokio_compat` and `crate`), and one more:
+///
+/// - `start_paused = true`: the test starts with the runtime's clock paused
+///   (`Builder::start_paused`, `spinpark::time::pause`): sleeps and timeouts
+///   complete at once, the clock jumping to the next timer whenever the test
+///   has nothing else to do. Needs spinpark's `test-util` feature and a
+///   current-thread runtime.
+///
+/// **The runtime is current-thread unless asked otherwise**, as with
+/// `#[tokio::test]`: the test's tasks run on the test's thread, so a test
+/// ported from tokio, `time::pause()` included, works with only the paths
+/// changed. `flavor = "multi_thread"` gives worker threads; so does
+/// `worker_threads` or `max_spinners` without a `flavor` (they only mean
+/// something there).
+///
+/// ```no_run
+/// #[spinpark::test(flavor = "multi_thread", worker_threads = 2)]
+/// async fn on_two_workers() {
+///     assert_eq!(spinpark::Handle::current().worker_threads(), 2);
+/// }
+/// # fn main() {}
+/// ```
+///
+/// Anything not given is left to the `spinpark::Builder` defaults. The
+/// function's other attributes, such as `#[should_panic]` and `#[ignore]`, and
+/// its return type are kept, so a test may return a `Result`. Do not add
+/// `#[test]` as well: this attribute already marks the function as a test.
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
     expand(Kind::Test, args.into(), item.into()).into()
@@ -130,18 +159,28 @@ enum Kind {
     Test,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Flavor {
+    CurrentThread,
+    MultiThread,
+}
+
 /// The arguments, checked. `None` leaves the setting to the `Builder`.
 #[derive(Default)]
 struct Config {
-    worker_threads: Option<usize>,
+    /// With the name's span, for errors.
+    flavor: Option<(Flavor, Ident)>,
+    worker_threads: Option<(usize, Ident)>,
     /// `Some(None)`: `spin = "adaptive"`; `Some(Some(n))`: a fixed window of n ns.
     spin_nanos: Option<Option<u64>>,
-    max_spinners: Option<usize>,
+    max_spinners: Option<(usize, Ident)>,
     tokio_compat: bool,
+    start_paused: Option<(bool, Ident)>,
     krate: Option<Path>,
 }
 
-const ARGUMENTS: &str = "`worker_threads`, `spin`, `max_spinners`, `tokio_compat` and `crate`";
+const ARGUMENTS: &str = "`flavor`, `worker_threads`, `spin`, `max_spinners`, `tokio_compat`, \
+                         `start_paused` (tests only) and `crate`";
 
 fn expand(kind: Kind, args: TokenStream2, item: TokenStream2) -> TokenStream2 {
     let func: ItemFn = match syn::parse2(item.clone()) {
@@ -157,6 +196,13 @@ fn expand(kind: Kind, args: TokenStream2, item: TokenStream2) -> TokenStream2 {
         errors.push(err);
         Config::default()
     });
+    let flavor = match check(kind, &config, cfg!(feature = "test-util")) {
+        Ok(flavor) => flavor,
+        Err(err) => {
+            errors.push(err);
+            Flavor::MultiThread
+        }
+    };
 
     let sig = &func.sig;
     if sig.asyncness.is_none() {
@@ -193,8 +239,65 @@ fn expand(kind: Kind, args: TokenStream2, item: TokenStream2) -> TokenStream2 {
     });
     match error {
         Some(err) => with_error(err, func),
-        None => expansion(kind, config, func),
+        None => expansion(kind, flavor, config, func),
     }
+}
+
+/// The runtime flavour the arguments ask for, or the error of a combination that cannot be:
+/// `worker_threads`/`max_spinners` on a current-thread runtime, `start_paused` outside a test,
+/// without spinpark's `test-util` feature (`test_util`), or on a multi-thread runtime.
+fn check(kind: Kind, config: &Config, test_util: bool) -> syn::Result<Flavor> {
+    let explicit = config.flavor.as_ref().map(|(f, _)| *f);
+    // Only worker threads give these a meaning, so a test that sets one wants them.
+    let wants_workers = config.worker_threads.is_some() || config.max_spinners.is_some();
+    let flavor = match (explicit, kind) {
+        (Some(f), _) => f,
+        (None, Kind::Main) => Flavor::MultiThread,
+        (None, Kind::Test) if wants_workers => Flavor::MultiThread,
+        (None, Kind::Test) => Flavor::CurrentThread,
+    };
+    if flavor == Flavor::CurrentThread {
+        let only_multi = [&config.worker_threads, &config.max_spinners];
+        if let Some((_, name)) = only_multi.into_iter().flatten().next() {
+            return Err(Error::new_spanned(
+                name,
+                format!(
+                    "`{name}` does not apply to a current-thread runtime (its one worker is the \
+                     thread in block_on): remove it, or use `flavor = \"multi_thread\"`"
+                ),
+            ));
+        }
+    }
+    if let Some((paused, name)) = &config.start_paused {
+        if kind == Kind::Main {
+            return Err(Error::new_spanned(
+                name,
+                "`start_paused` is for #[spinpark::test] only: paused time is a testing tool",
+            ));
+        }
+        if !test_util {
+            return Err(Error::new_spanned(
+                name,
+                "`start_paused` needs spinpark's `test-util` feature: \
+                 spinpark = { version = \"0.1\", features = [\"test-util\"] } \
+                 (in [dev-dependencies])",
+            ));
+        }
+        if *paused && flavor == Flavor::MultiThread {
+            let why = match explicit {
+                Some(_) => "remove `flavor = \"multi_thread\"`",
+                None => "remove `worker_threads` and `max_spinners`, which ask for worker threads",
+            };
+            return Err(Error::new_spanned(
+                name,
+                format!(
+                    "`start_paused` needs a current-thread runtime: time cannot be paused on \
+                     the multi-thread one (see `spinpark::time::pause`); {why}"
+                ),
+            ));
+        }
+    }
+    Ok(flavor)
 }
 
 /// Parses `name = value, ...` (and the bare flag `tokio_compat`) as far as the first mistake.
@@ -206,7 +309,13 @@ fn parse_args(input: ParseStream) -> syn::Result<Config> {
         let key = name.to_string();
         if !matches!(
             key.as_str(),
-            "worker_threads" | "spin" | "max_spinners" | "tokio_compat" | "crate"
+            "flavor"
+                | "worker_threads"
+                | "spin"
+                | "max_spinners"
+                | "tokio_compat"
+                | "start_paused"
+                | "crate"
         ) {
             let msg = format!("unknown argument `{key}`; the arguments are {ARGUMENTS}");
             return Err(Error::new_spanned(name, msg));
@@ -228,8 +337,32 @@ fn parse_args(input: ParseStream) -> syn::Result<Config> {
         let value: Expr = input.parse()?;
 
         let taken = match key.as_str() {
-            "worker_threads" => set(&mut config.worker_threads, count(&key, &value, 1)?),
-            "max_spinners" => set(&mut config.max_spinners, count(&key, &value, 0)?),
+            "flavor" => {
+                let lit = string(&key, &value)?;
+                let flavor = match lit.value().as_str() {
+                    "current_thread" => Flavor::CurrentThread,
+                    "multi_thread" => Flavor::MultiThread,
+                    other => {
+                        let msg = format!(
+                            "`flavor` is \"current_thread\" or \"multi_thread\", not {other:?}"
+                        );
+                        return Err(Error::new(lit.span(), msg));
+                    }
+                };
+                set(&mut config.flavor, (flavor, name.clone()))
+            }
+            "worker_threads" => {
+                let n = count(&key, &value, 1)?;
+                set(&mut config.worker_threads, (n, name.clone()))
+            }
+            "max_spinners" => {
+                let n = count(&key, &value, 0)?;
+                set(&mut config.max_spinners, (n, name.clone()))
+            }
+            "start_paused" => {
+                let paused = boolean(&key, &value)?;
+                set(&mut config.start_paused, (paused, name.clone()))
+            }
             "spin" => {
                 let lit = string(&key, &value)?;
                 let text = lit.value();
@@ -288,6 +421,19 @@ fn count(key: &str, value: &Expr, min: usize) -> syn::Result<usize> {
     Ok(n)
 }
 
+/// `true` or `false`.
+fn boolean(key: &str, value: &Expr) -> syn::Result<bool> {
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Bool(b), ..
+        }) => Ok(b.value),
+        _ => {
+            let msg = format!("`{key}` takes `true` or `false`, e.g. `{key} = true`");
+            Err(Error::new_spanned(value, msg))
+        }
+    }
+}
+
 /// A string literal.
 fn string<'a>(key: &str, value: &'a Expr) -> syn::Result<&'a LitStr> {
     match value {
@@ -295,10 +441,10 @@ fn string<'a>(key: &str, value: &'a Expr) -> syn::Result<&'a LitStr> {
             lit: Lit::Str(lit), ..
         }) => Ok(lit),
         _ => {
-            let example = if key == "spin" {
-                "\"50us\""
-            } else {
-                "\"spinpark\""
+            let example = match key {
+                "spin" => "\"50us\"",
+                "flavor" => "\"current_thread\"",
+                _ => "\"spinpark\"",
             };
             let msg = format!("`{key}` takes a string, e.g. `{key} = {example}`");
             Err(Error::new_spanned(value, msg))
@@ -354,7 +500,7 @@ fn parse_spin(text: &str) -> Result<u64, String> {
         .ok_or_else(too_long)
 }
 
-fn expansion(kind: Kind, config: Config, func: ItemFn) -> TokenStream2 {
+fn expansion(kind: Kind, flavor: Flavor, config: Config, func: ItemFn) -> TokenStream2 {
     let ItemFn {
         attrs,
         vis,
@@ -367,25 +513,36 @@ fn expansion(kind: Kind, config: Config, func: ItemFn) -> TokenStream2 {
         Some(path) => path.into_token_stream(),
         None => quote!(::spinpark),
     };
-    let worker_threads = config.worker_threads.map(|n| quote!(.worker_threads(#n)));
+    let builder = match flavor {
+        Flavor::CurrentThread => quote!(new_current_thread),
+        Flavor::MultiThread => quote!(new),
+    };
+    let worker_threads = config
+        .worker_threads
+        .map(|(n, _)| quote!(.worker_threads(#n)));
     // `spin = "adaptive"` is the `Builder`'s default policy: nothing to call.
     let spin = config
         .spin_nanos
         .flatten()
         .map(|n| quote!(.spin(::core::time::Duration::from_nanos(#n))));
-    let max_spinners = config.max_spinners.map(|n| quote!(.max_spinners(#n)));
+    let max_spinners = config.max_spinners.map(|(n, _)| quote!(.max_spinners(#n)));
     let tokio_compat = config.tokio_compat.then(|| quote!(.tokio_compat()));
+    let start_paused = config
+        .start_paused
+        .filter(|(paused, _)| *paused)
+        .map(|_| quote!(.start_paused(true)));
     let test_attr = (kind == Kind::Test).then(|| quote!(#[::core::prelude::v1::test]));
 
     quote! {
         #test_attr
         #(#attrs)*
         #vis #sig {
-            #krate::Builder::new()
+            #krate::Builder::#builder()
                 #worker_threads
                 #spin
                 #max_spinners
                 #tokio_compat
+                #start_paused
                 .build()
                 .expect("failed to build the spinpark runtime")
                 .block_on(async #block)
@@ -418,7 +575,48 @@ fn with_error(err: Error, func: ItemFn) -> TokenStream2 {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_spin;
+    use super::{check, parse_args, parse_spin, Flavor, Kind};
+    use quote::quote;
+    use syn::parse::Parser;
+
+    fn flavor(kind: Kind, args: proc_macro2::TokenStream) -> Result<Flavor, String> {
+        let config = parse_args.parse2(args).map_err(|e| e.to_string())?;
+        check(kind, &config, true).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn default_flavors() {
+        let is = |f: Result<Flavor, String>, want: Flavor| f.is_ok_and(|f| f == want);
+        assert!(is(flavor(Kind::Main, quote!()), Flavor::MultiThread));
+        assert!(is(flavor(Kind::Test, quote!()), Flavor::CurrentThread));
+        assert!(is(
+            flavor(Kind::Test, quote!(worker_threads = 2)),
+            Flavor::MultiThread
+        ));
+        assert!(is(
+            flavor(Kind::Test, quote!(max_spinners = 1)),
+            Flavor::MultiThread
+        ));
+        assert!(is(
+            flavor(Kind::Test, quote!(spin = "10us")),
+            Flavor::CurrentThread
+        ));
+        assert!(is(
+            flavor(Kind::Main, quote!(flavor = "current_thread")),
+            Flavor::CurrentThread
+        ));
+        assert!(is(
+            flavor(Kind::Test, quote!(start_paused = true)),
+            Flavor::CurrentThread
+        ));
+    }
+
+    #[test]
+    fn start_paused_without_test_util_names_the_feature() {
+        let config = parse_args.parse2(quote!(start_paused = true)).unwrap();
+        let err = check(Kind::Test, &config, false).unwrap_err().to_string();
+        assert!(err.contains("`test-util` feature"), "{err}");
+    }
 
     #[test]
     fn spin_durations() {

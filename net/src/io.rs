@@ -82,16 +82,9 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// ```
     pub fn new(inner: T) -> io::Result<Self> {
         let fd = inner.as_raw_fd();
-        // SAFETY: F_GETFL reads the flags of an fd `inner` keeps open; no pointers.
-        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-        if flags < 0 {
-            let e = io::Error::last_os_error();
-            return Err(io::Error::new(
-                e.kind(),
-                format!("AsyncFd::new(fd {fd}): {e}"),
-            ));
-        }
-        if flags & libc::O_NONBLOCK == 0 {
+        let nonblocking = crate::sys::is_nonblocking(fd)
+            .map_err(|e| io::Error::new(e.kind(), format!("AsyncFd::new(fd {fd}): {e}")))?;
+        if !nonblocking {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("AsyncFd::new(fd {fd}): the fd is in blocking mode; set O_NONBLOCK first"),

@@ -37,7 +37,12 @@ impl<T: AsRawFd> IoSource<T> {
     }
 
     fn with_readiness(io: T, assume_ready: bool) -> io::Result<Self> {
-        let reactor = Reactor::current()?;
+        Self::in_reactor(io, Reactor::current()?, assume_ready)
+    }
+
+    /// Registers `io` with `reactor` rather than the current runtime's: a connection accepted
+    /// by a listener goes to the listener's reactor.
+    pub(crate) fn in_reactor(io: T, reactor: Arc<Reactor>, assume_ready: bool) -> io::Result<Self> {
         let (token, readiness) = reactor.register(io.as_raw_fd(), assume_ready)?;
         Ok(Self {
             io: Some(io),
@@ -45,6 +50,11 @@ impl<T: AsRawFd> IoSource<T> {
             token,
             reactor,
         })
+    }
+
+    /// The reactor this source is registered with.
+    pub(crate) fn reactor(&self) -> &Arc<Reactor> {
+        &self.reactor
     }
 
     pub(crate) fn get(&self) -> &T {
@@ -134,13 +144,7 @@ impl<T: AsRawFd> IoSource<T> {
 
     /// Waits until the socket may be ready in `dir` (it can still turn out not to be).
     pub(crate) fn poll_ready(&self, dir: Direction, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.readiness.poll_ready(dir, cx).map(|seen| {
-            if seen.is_shutdown() {
-                Err(runtime_gone())
-            } else {
-                Ok(())
-            }
-        })
+        self.poll_seen(dir, cx).map(|r| r.map(drop))
     }
 
     /// Whether the peer has closed its sending side (end of stream seen by epoll).

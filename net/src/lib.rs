@@ -1,7 +1,8 @@
-//! spinpark's reactor: TCP sockets and timers on an edge-triggered epoll, polled by the
-//! runtime's spinning workers.
+//! spinpark's reactor: TCP, UDP and Unix-domain sockets, signals, timers and any other
+//! non-blocking fd on an edge-triggered epoll, polled by the runtime's spinning workers.
 //!
-//! Most users reach this crate through `spinpark::net` and `spinpark::time`.
+//! Most users reach this crate through `spinpark::net`, `spinpark::time`, `spinpark::signal`
+//! and `spinpark::io`.
 //!
 //! ```
 //! use futures_util::{AsyncReadExt, AsyncWriteExt};
@@ -38,29 +39,25 @@
 //!   `poll(2)` on the epoll fd and an eventfd that only it reads (`reactor.rs`).
 //! * Timers live in an ordered map and fire on every reactor turn (`timers.rs`); the public
 //!   futures built on them are in [`time`] (`time.rs`).
+//! * The socket types are thin wrappers: what a stream does is written once in `stream.rs`,
+//!   how a listener accepts in `listener.rs`, and every libc call goes through one checked
+//!   helper in `sys.rs`, whose errors name the call.
 //! * Each I/O operation takes one unit of the task's cooperative budget, so a task whose
 //!   socket is always ready still lets its neighbours run.
 
 #![warn(missing_docs)]
 
-// `#[macro_use]`: tcp and unix define their `Accept` future with `accept_future!`.
-#[macro_use]
-mod accept_future;
 mod addr;
-// `#[macro_use]`: tcp and unix define their stream halves with `stream_halves!`.
-#[macro_use]
 mod halves;
 pub mod io;
 mod io_source;
+mod io_traits;
+mod listener;
 mod reactor;
 mod readiness;
 pub mod signal;
-// `#[macro_use]`: tcp and unix write their shared stream methods with `stream_io_methods!`.
-#[macro_use]
-mod stream_methods;
+mod stream;
 mod sys;
-// `#[macro_use]`: the unix stream reuses tcp's `AsyncRead`/`AsyncWrite` impl macros.
-#[macro_use]
 pub mod tcp;
 pub mod time;
 mod timers;

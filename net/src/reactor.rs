@@ -11,7 +11,7 @@
 //! drains the eventfd. Were the eventfd in the epoll set, a spinner's zero-timeout poll could
 //! take the wake-up meant for the parked worker, which would then find nothing and block
 //! again with its old timeout: a timer registered meanwhile, or the worker a producer picked
-//! to wake, would be lost (issue 9). Events of sources may be taken by either side; whoever
+//! to wake, would be lost. Events of sources may be taken by either side; whoever
 //! takes one dispatches it, so the parked worker finding nothing is then correct.
 //!
 //! Sources are kept in a slab indexed by the epoll token's low 32 bits; the high 32 bits are
@@ -22,6 +22,12 @@
 //! The reactor is created the first time a runtime needs it (the first socket or timer), with
 //! [`spinpark_executor::driver::get_or_install`]; a runtime that never does I/O has no epoll
 //! fd at all.
+//!
+//! Timers follow the runtime's clock: std's, or with the `test-util` feature the runtime's
+//! own, which a test may pause. While it is paused real time does not move it, so the parked
+//! worker does not wait for a deadline: it looks at the sources without blocking and, when
+//! nothing came and nothing holds it off, jumps the clock to the earliest timer and fires it
+//! (auto-advance, `park_paused`; the executor's `test_clock.rs` says when that is safe).
 
 use std::any::Any;
 use std::io;
@@ -49,6 +55,9 @@ pub(crate) struct Reactor {
     /// drains the eventfd.
     unparked: AtomicBool,
     slab: Mutex<Slab>,
+    /// Registrations of process-wide fds that many listeners share (each signal kind's
+    /// eventfd): one per fd, kept as long as the reactor.
+    shared: Mutex<Vec<(RawFd, Arc<Readiness>)>>,
     pub(crate) timers: Timers,
     /// The deadline (nanos since `base`, plus one) that a parked worker waits for: 0 when none
     /// is parked, `u64::MAX` when one waits without a deadline. A timer due earlier must
@@ -56,6 +65,9 @@ pub(crate) struct Reactor {
     park_deadline: AtomicU64,
     base: Instant,
     shut_down: AtomicBool,
+    /// The runtime's clock, which timers follow.
+    #[cfg(feature = "test-util")]
+    clock: spinpark_executor::driver::Clock,
 }
 
 #[derive(Default)]
@@ -99,7 +111,7 @@ impl Reactor {
             return Err(shut_down());
         }
         let driver = driver::get_or_install(handle, || {
-            let r = Reactor::new()?;
+            let r = Reactor::new(handle)?;
             Ok(Box::new(NetDriver(Arc::new(r))))
         })?;
         match driver.as_any().downcast_ref::<NetDriver>() {
@@ -112,19 +124,43 @@ impl Reactor {
         }
     }
 
-    fn new() -> io::Result<Self> {
+    /// The reactor of `handle`'s runtime, if it has one already (none is created).
+    #[cfg(feature = "test-util")]
+    pub(crate) fn installed(handle: &Handle) -> Option<Arc<Reactor>> {
+        let d = driver::get(handle)?;
+        d.as_any().downcast_ref::<NetDriver>().map(|d| d.0.clone())
+    }
+
+    fn new(_handle: &Handle) -> io::Result<Self> {
         let epoll = Epoll::new()?;
         let eventfd = EventFd::new()?;
+        #[cfg(feature = "test-util")]
+        let clock = driver::clock(_handle);
+        #[cfg(feature = "test-util")]
+        let base = clock.now();
+        #[cfg(not(feature = "test-util"))]
+        let base = Instant::now();
         Ok(Self {
             epoll,
             eventfd,
             unparked: AtomicBool::new(false),
             slab: Mutex::new(Slab::default()),
+            shared: Mutex::new(Vec::new()),
             timers: Timers::new(),
             park_deadline: AtomicU64::new(0),
-            base: Instant::now(),
+            base,
             shut_down: AtomicBool::new(false),
+            #[cfg(feature = "test-util")]
+            clock,
         })
+    }
+
+    /// The time timers follow: the runtime's clock (`test-util`), else std's.
+    pub(crate) fn now(&self) -> Instant {
+        #[cfg(feature = "test-util")]
+        return self.clock.now();
+        #[cfg(not(feature = "test-util"))]
+        Instant::now()
     }
 
     fn slab(&self) -> MutexGuard<'_, Slab> {
@@ -162,6 +198,21 @@ impl Reactor {
             return Err(e);
         }
         Ok((token, source))
+    }
+
+    /// The readiness of `fd`, an fd that stays open for the rest of the process and that
+    /// many listeners share (a signal kind's eventfd): registered the first time, as not yet
+    /// ready, and the same registration for every later caller, which opens nothing and makes
+    /// no call. It is never deregistered: the fd outlives the reactor.
+    pub(crate) fn shared_source(&self, fd: RawFd) -> io::Result<Arc<Readiness>> {
+        // No user code runs under this lock; it is taken before the slab's, never after.
+        let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, r)) = shared.iter().find(|(f, _)| *f == fd) {
+            return Ok(r.clone());
+        }
+        let (_, readiness) = self.register(fd, false)?;
+        shared.push((fd, readiness.clone()));
+        Ok(readiness)
     }
 
     /// Removes `fd` from epoll (before the caller closes it) and frees its slot.
@@ -222,7 +273,7 @@ impl Reactor {
                 source.set_ready(bits);
             }
         }
-        dispatched + self.timers.fire_due(Instant::now())
+        dispatched + self.timers.fire_due(self.now())
     }
 
     /// Whether the runtime that owns this reactor has shut down.
@@ -247,6 +298,53 @@ impl Reactor {
         if at < self.park_deadline.load(Ordering::Acquire) {
             self.unpark();
         }
+    }
+
+    /// The parked worker's wait in `poll(2)`: returns (sources have events, somebody
+    /// unparked us), after taking the wake-up if there was one.
+    fn wait(&self, timeout: Option<Duration>) -> (bool, bool) {
+        // An error (only ENOMEM is possible on these two fds) is a spurious return.
+        let (io, unparked) =
+            sys::poll_readable(self.epoll.raw(), self.eventfd.raw(), timeout).unwrap_or_default();
+        if unparked {
+            // Drain, then re-arm the flag. An `unpark` in between finds the flag still set and
+            // writes nothing, which is right: it was asked while this park was current, and
+            // this park is returning. The other order could leave the flag set over an empty
+            // eventfd, and every later `unpark` would write nothing.
+            self.eventfd.drain();
+            self.unparked.store(false, Ordering::Release);
+        }
+        (io, unparked)
+    }
+
+    /// [`Driver::park`] while the clock is paused (`test-util`). The worker parks as the
+    /// driver only with nothing to run, having re-checked every queue (on a current-thread
+    /// runtime, the only kind that pauses, it is the only worker). So if the clock may jump
+    /// (nothing inhibits it) and a timer is pending, it looks at the sources and its wake-up
+    /// without blocking, and if neither has anything, moves the clock to the earliest
+    /// deadline and fires what is due: tokio's auto-advance. Otherwise it waits, with no
+    /// timeout (real time does not move a paused clock), for an event or an unpark: a new
+    /// timer, work, or the end of what inhibited the jump each bring one.
+    #[cfg(feature = "test-util")]
+    fn park_paused(&self) {
+        // The largest value: any timer added while we wait unparks us, to look again.
+        self.park_deadline.store(u64::MAX, Ordering::SeqCst);
+        let jump_to = self
+            .timers
+            .next_deadline()
+            .filter(|_| self.clock.can_auto_advance());
+        let (io, unparked) = self.wait(jump_to.map(|_| Duration::ZERO));
+        if io {
+            self.turn(Some(Duration::ZERO));
+        } else {
+            if let (Some(to), false) = (jump_to, unparked) {
+                // Nothing came and nobody asked for this thread: move time. Refused (and
+                // nothing fires) if something started to inhibit it meanwhile.
+                self.clock.auto_advance(to);
+            }
+            self.timers.fire_due(self.now());
+        }
+        self.park_deadline.store(0, Ordering::Release);
     }
 
     fn nanos_since_base(&self, t: Instant) -> u64 {
@@ -291,6 +389,10 @@ impl Driver for NetDriver {
 
     fn park(&self) {
         let r = &self.0;
+        #[cfg(feature = "test-util")]
+        if r.clock.is_paused() {
+            return r.park_paused();
+        }
         let deadline = r.timers.next_deadline();
         // Publish how long we intend to wait before computing the timeout, so a timer added
         // concurrently with an earlier deadline either is seen by `next_deadline` below or
@@ -304,22 +406,12 @@ impl Driver for NetDriver {
             Ordering::SeqCst,
         );
         let deadline = r.timers.next_deadline();
-        let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        // An error (only ENOMEM is possible on these two fds) is a spurious return.
-        let (io, unparked) =
-            sys::poll_readable(r.epoll.raw(), r.eventfd.raw(), timeout).unwrap_or_default();
-        if unparked {
-            // Drain, then re-arm the flag. An `unpark` in between finds the flag still set and
-            // writes nothing, which is right: it was asked while this park was current, and
-            // this park is returning. The other order could leave the flag set over an empty
-            // eventfd, and every later `unpark` would write nothing.
-            r.eventfd.drain();
-            r.unparked.store(false, Ordering::Release);
-        }
+        let timeout = deadline.map(|d| d.saturating_duration_since(r.now()));
+        let (io, _) = r.wait(timeout);
         if io {
             r.turn(Some(Duration::ZERO));
         } else {
-            r.timers.fire_due(Instant::now());
+            r.timers.fire_due(r.now());
         }
         r.park_deadline.store(0, Ordering::Release);
     }
@@ -360,7 +452,9 @@ mod tests {
     const WATCHDOG: Duration = Duration::from_secs(20);
 
     fn driver() -> Arc<NetDriver> {
-        Arc::new(NetDriver(Arc::new(Reactor::new().unwrap())))
+        // A runtime only for its clock; the reactor is not installed in it.
+        let rt = spinpark_executor::Runtime::new().unwrap();
+        Arc::new(NetDriver(Arc::new(Reactor::new(rt.handle()).unwrap())))
     }
 
     /// Parks `d` on a new thread; the receiver yields once `park` has returned.
@@ -374,10 +468,11 @@ mod tests {
         rx
     }
 
-    /// Issue 9, forced in the order that lost it: the wake-up for the parked worker is written,
-    /// a spinner's zero-timeout poll runs before the parked worker looks, then the parked
-    /// worker looks. When the wake-up went through the shared epoll set, that poll took it
-    /// and this park blocked for ever (no timers: no timeout).
+    /// The lost wake-up the module docs describe, forced in the order that lost it: the
+    /// wake-up for the parked worker is written, a spinner's zero-timeout poll runs before the
+    /// parked worker looks, then the parked worker looks. When the wake-up went through the
+    /// shared epoll set, that poll took it and this park blocked for ever (no timers: no
+    /// timeout).
     #[test]
     fn a_spinners_poll_does_not_take_the_unpark() {
         let d = driver();
@@ -390,14 +485,14 @@ mod tests {
         assert!(!d.0.unparked.load(Ordering::Acquire));
     }
 
-    /// The issue's step 5 on real threads: a worker is parked without a deadline, a timer due
+    /// The same race on real threads: a worker is parked without a deadline, a timer due
     /// earlier is added, and another thread keeps polling as a spinner would. The parked
     /// worker must return to take the new deadline into account.
     #[test]
     fn a_timer_added_while_parked_unparks_despite_spinners() {
         let d = driver();
-        // `park` may return spuriously (before issue 9, the first one always did: the eventfd
-        // was registered writable); a first poll takes any such event.
+        // `park` may return spuriously (when the eventfd was in the epoll set, the first one
+        // always did: the eventfd was registered writable); a first poll takes any such event.
         d.poll();
         let returned = park_on_thread(&d);
         // Wait (bounded) until the worker is inside `park` with its infinite deadline.

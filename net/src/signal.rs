@@ -19,17 +19,47 @@
 //! process), even after every [`Signal`] for it is dropped. Deliveries that happen between two
 //! [`Signal::recv`] calls may be merged into one, as the kernel merges pending signals.
 //!
+//! # Keep the listener across `select!` turns
+//!
+//! A listener sees the deliveries from its creation on. Create it once, before the loop, and
+//! poll it in every turn: a [`ctrl_c()`] or [`signal`] created anew in each turn of a
+//! `select!` loop listens only while that turn runs, and a signal that arrives between two
+//! turns finds no listener and is lost, while the handler, still installed, keeps it from
+//! having its default effect either.
+//!
+//! ```no_run
+//! # async fn f(listener: spinpark_net::TcpListener) -> std::io::Result<()> {
+//! use spinpark_net::signal::{signal, SignalKind};
+//! let mut interrupt = signal(SignalKind::interrupt())?; // once, before the loop
+//! loop {
+//!     tokio::select! {
+//!         accepted = listener.accept() => {
+//!             let (stream, _) = accepted?;
+//!             // spawn a task for `stream` ...
+//! #           drop(stream);
+//!         }
+//!         _ = interrupt.recv() => break, // every SIGINT since the loop started is seen
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+//!
 //! # How it works, and why not signalfd
 //!
-//! A `sigaction` handler counts the delivery and writes a process-wide eventfd (the self-pipe
-//! pattern, with an eventfd as the pipe); each `Signal` registers its own duplicate of that
-//! eventfd in its runtime's epoll set, so spinning workers see signals like any socket event,
-//! and every listener in every runtime is woken (`signal/registry.rs`). Listeners never read
-//! the eventfd: a listener that drained it could make the event another listener's epoll has
-//! yet to collect read as "not readable" (epoll reports the state at collection time), and
-//! that listener would miss its wake-up. The counter stays above zero, and each write is a
-//! new edge for every duplicate; a listener compares the delivery count with the last one it
-//! reported.
+//! A `sigaction` handler counts the delivery and writes that signal's eventfd (the self-pipe
+//! pattern, with an eventfd as the pipe, one per signal; `signal/registry.rs`). Each runtime
+//! registers a signal's eventfd once in its epoll set, so spinning workers see signals like
+//! any socket event. The listeners of that signal, in every runtime, keep their wakers in one
+//! list per signal, which that registration wakes; a delivery of another signal wakes none of
+//! them. So listeners cost no descriptor each: a signal has one eventfd however many listen,
+//! and once it has one, registering another listener opens nothing and cannot fail for want
+//! of descriptors.
+//!
+//! Listeners never read the eventfd: a listener that drained it could make the event another
+//! runtime's epoll has yet to collect read as "not readable" (epoll reports the state at
+//! collection time), and that runtime would miss its wake-up. The counter stays above zero,
+//! and each write is a new edge for every registration; a listener compares the delivery
+//! count with the last one it reported.
 //!
 //! `signalfd` would need the signal blocked in *every* thread of the process: a thread that
 //! has it unblocked takes the signal with its default action (SIGINT kills the process)
@@ -40,12 +70,12 @@
 
 use std::future::poll_fn;
 use std::io;
-use std::os::fd::OwnedFd;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
-use crate::io_source::IoSource;
-use crate::readiness::Direction;
+use crate::reactor::Reactor;
+use crate::readiness::{Direction, Readiness};
 
 mod registry;
 
@@ -233,7 +263,11 @@ pub struct Signal {
     kind: SignalKind,
     /// The delivery count this listener has reported up to.
     seen: u64,
-    wake: IoSource<OwnedFd>,
+    /// This runtime's registration of the signal's eventfd, shared by its listeners.
+    readiness: Arc<Readiness>,
+    /// The tasks waiting for this signal, and this listener's slot among them.
+    waiters: Arc<registry::Waiters>,
+    slot: usize,
 }
 
 impl std::fmt::Debug for Signal {
@@ -248,11 +282,15 @@ impl std::fmt::Debug for Signal {
 /// Listens for `kind` from now on, on the current runtime's reactor.
 ///
 /// The first call for a signal installs its handler for the rest of the process (see the
-/// module docs).
+/// module docs). Create the listener once and keep it across the turns of a `select!` loop:
+/// one created anew each turn misses the signals that arrive between turns (the module docs
+/// show the loop).
 ///
 /// # Errors
 /// `InvalidInput` for a number that is not a signal, or for SIGKILL, SIGSTOP, SIGILL, SIGFPE
-/// and SIGSEGV (which cannot, or must not, be handled); an error outside a spinpark runtime.
+/// and SIGSEGV (which cannot, or must not, be handled); an error outside a spinpark runtime;
+/// for the first listener of a signal, the error of creating its eventfd (later listeners
+/// open no descriptor).
 ///
 /// ```
 /// # let rt = spinpark_executor::Runtime::new().unwrap();
@@ -293,18 +331,42 @@ pub fn signal(kind: SignalKind) -> io::Result<Signal> {
             "spinpark::signal::signal needs a spinpark runtime (call it from a task or block_on)",
         )
     })?;
-    let fd = registry::register(signum)?;
+    let reactor = Reactor::current()?;
+    let fd = registry::kind_fd(signum)?;
+    let readiness = reactor.shared_source(fd)?;
     // Read the count after installing, so only deliveries from now on are reported.
     let seen = registry::delivered(signum);
+    let waiters = registry::waiters(signum);
+    let slot = waiters.add();
     Ok(Signal {
         kind,
         seen,
-        wake: IoSource::connecting(fd)?,
+        readiness,
+        waiters,
+        slot,
     })
 }
 
 /// Waits for the next Ctrl-C (SIGINT). The handler is installed when the future is first
 /// polled; a SIGINT before that is not seen.
+///
+/// In a loop, keep one listener across the turns rather than calling `ctrl_c()` in each: a
+/// `ctrl_c()` created in a `select!` turn listens only during that turn, so a SIGINT that
+/// arrives between turns is lost (and, the handler being installed, does not end the process
+/// either). Use [`signal`]`(SignalKind::interrupt())` created before the loop, as the module
+/// docs show, or pin one `ctrl_c()` future before the loop:
+///
+/// ```no_run
+/// # async fn f(listener: spinpark_net::TcpListener) -> std::io::Result<()> {
+/// let mut ctrl_c = std::pin::pin!(spinpark_net::signal::ctrl_c()); // once, before the loop
+/// loop {
+///     tokio::select! {
+///         accepted = listener.accept() => { let (_stream, _) = accepted?; }
+///         _ = &mut ctrl_c => break,
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 ///
 /// # Errors
 /// As [`signal`]; also an error if the runtime shuts down first.
@@ -352,22 +414,25 @@ impl Signal {
     /// # });
     /// ```
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<()>> {
+        self.waiters.set(self.slot, cx.waker());
+        // The signal's waiters, as one waker, wait on this runtime's registration: an event
+        // there wakes every listener of the signal, and no other.
+        let waiters = Waker::from(self.waiters.clone());
+        let mut relay = Context::from_waker(&waiters);
         loop {
             if self.take_delivery() {
                 return Poll::Ready(Some(()));
             }
             // Wait for the next write to the eventfd. Nobody ever reads it: its counter stays
-            // above zero, so every event epoll reports for it says "readable" (epoll reports
-            // the state when the event is collected; a listener that drained the shared
-            // eventfd would make another listener's event read as "not readable", and lose
-            // its wake-up). Each handler write is a fresh edge for every duplicate.
-            match self.wake.poll_seen(Direction::Read, cx) {
-                Poll::Ready(Ok(seen)) => {
+            // above zero, so every event epoll reports for it says "readable" (see the module
+            // docs). Each handler write is a fresh edge.
+            match self.readiness.poll_ready(Direction::Read, &mut relay) {
+                Poll::Ready(seen) if seen.is_shutdown() => return Poll::Ready(None),
+                Poll::Ready(seen) => {
                     // Consume this edge (unless a newer one arrived) and look at the count.
-                    self.wake.clear(seen);
+                    self.readiness.clear(seen);
                     continue;
                 }
-                Poll::Ready(Err(_)) => return Poll::Ready(None),
                 Poll::Pending => {
                     // The count may have moved between our check and storing the waker: the
                     // handler counts before it writes, so a write we missed shows here.
@@ -402,6 +467,12 @@ impl Signal {
         } else {
             false
         }
+    }
+}
+
+impl Drop for Signal {
+    fn drop(&mut self) {
+        self.waiters.remove(self.slot);
     }
 }
 

@@ -1,7 +1,9 @@
-//! Timers: [`sleep`], [`sleep_until`], [`timeout`], [`timeout_at`] and [`interval`].
+//! Timers: [`sleep`], [`sleep_until`], [`timeout`], [`timeout_at`] and [`interval`], on the
+//! runtime's clock ([`Instant`]); with the `test-util` feature, `pause`, `resume` and `advance`
+//! (tokio's test clock).
 //!
 //! ```
-//! use std::time::Duration;
+//! use spinpark_net::time::Duration; // std's, re-exported
 //! # let rt = spinpark_executor::Runtime::new().unwrap();
 //! # rt.block_on(async {
 //! spinpark_net::time::sleep(Duration::from_millis(1)).await;
@@ -14,22 +16,35 @@
 //! (`timers.rs`) on its first poll and removes itself when dropped, so a cancelled `timeout`
 //! costs nothing later. Every reactor turn (a spinner's poll or the parked worker's wait in
 //! `poll(2)`, whose timeout is the earliest deadline) fires the timers that are due. A timer
-//! fires only once `Instant::now()` has reached its deadline, never before.
+//! fires only once the clock has reached its deadline, never before.
+//!
+//! The clock is std's, read through [`Instant`], tokio's wrapper type. With the `test-util`
+//! feature it is the runtime's own clock, which a test on a current-thread runtime may pause
+//! (`pause`); the timers and `Instant::now()` then follow the paused time, and
+//! the runtime jumps it to the next timer whenever it has nothing else to do (`pause.rs`, and
+//! the reactor's `park_paused`).
 
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
-use std::time::{Duration, Instant};
 
 use crate::reactor::Reactor;
 use crate::timers::TimerKey;
 
+mod instant;
 mod missed_tick;
+#[cfg(feature = "test-util")]
+mod pause;
 mod tick;
 
+pub use instant::Instant;
 pub use missed_tick::MissedTickBehavior;
+#[cfg(feature = "test-util")]
+pub use pause::{advance, pause, resume};
+/// std's `Duration`, here so that `spinpark::time::{Duration, Instant}` works as tokio's does.
+pub use std::time::Duration;
 pub use tick::Tick;
 
 /// Waits until `duration` has elapsed.
@@ -39,9 +54,10 @@ pub use tick::Tick;
 ///
 /// ```
 /// # spinpark::Runtime::new().unwrap().block_on(async {
-/// let start = std::time::Instant::now();
-/// spinpark::time::sleep(std::time::Duration::from_millis(10)).await;
-/// assert!(start.elapsed() >= std::time::Duration::from_millis(10));
+/// use spinpark::time::{Duration, Instant};
+/// let start = Instant::now();
+/// spinpark::time::sleep(Duration::from_millis(10)).await;
+/// assert!(start.elapsed() >= Duration::from_millis(10));
 /// # });
 /// ```
 pub fn sleep(duration: Duration) -> Sleep {
@@ -55,9 +71,10 @@ pub fn sleep(duration: Duration) -> Sleep {
 ///
 /// ```
 /// # spinpark::Runtime::new().unwrap().block_on(async {
-/// let deadline = std::time::Instant::now() + std::time::Duration::from_millis(5);
+/// use spinpark::time::{Duration, Instant};
+/// let deadline = Instant::now() + Duration::from_millis(5);
 /// spinpark::time::sleep_until(deadline).await;
-/// assert!(std::time::Instant::now() >= deadline);
+/// assert!(Instant::now() >= deadline);
 /// # });
 /// ```
 pub fn sleep_until(deadline: Instant) -> Sleep {
@@ -65,6 +82,19 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
         deadline,
         state: State::Unregistered,
     }
+}
+
+/// A sleep of `duration` on `reactor`'s timers rather than the current runtime's: a socket's
+/// own pause (accept's back-off) runs on the socket's reactor. Complete at once if that
+/// reactor has shut down (the socket's next operation then reports it).
+pub(crate) fn sleep_in(reactor: &Arc<Reactor>, duration: Duration) -> Sleep {
+    let deadline = after(Instant::now(), duration);
+    let state = if reactor.is_shut_down() {
+        State::Done
+    } else {
+        State::Bound(reactor.clone())
+    };
+    Sleep { deadline, state }
 }
 
 fn far_future() -> Instant {
@@ -99,6 +129,8 @@ pub struct Sleep {
 
 enum State {
     Unregistered,
+    /// Not registered yet, but on this reactor rather than the current runtime's.
+    Bound(Arc<Reactor>),
     Registered(Arc<Reactor>, TimerKey),
     Done,
 }
@@ -116,7 +148,7 @@ impl Sleep {
     ///
     /// ```
     /// let s = spinpark::time::sleep(std::time::Duration::from_secs(1));
-    /// assert!(s.deadline() > std::time::Instant::now());
+    /// assert!(s.deadline() > spinpark::time::Instant::now());
     /// ```
     pub fn deadline(&self) -> Instant {
         self.deadline
@@ -129,7 +161,16 @@ impl Sleep {
     /// assert!(!s.is_elapsed());
     /// ```
     pub fn is_elapsed(&self) -> bool {
-        matches!(self.state, State::Done) || Instant::now() >= self.deadline
+        matches!(self.state, State::Done) || self.now() >= self.deadline
+    }
+
+    /// The clock this sleep follows: its reactor's once registered, else the current
+    /// runtime's (std's outside one).
+    fn now(&self) -> Instant {
+        match &self.state {
+            State::Registered(r, _) => Instant::from_std(r.now()),
+            _ => Instant::now(),
+        }
     }
 
     /// Moves the deadline (and re-arms a completed sleep).
@@ -137,7 +178,7 @@ impl Sleep {
     /// ```
     /// # spinpark::Runtime::new().unwrap().block_on(async {
     /// let mut s = spinpark::time::sleep(std::time::Duration::from_secs(60));
-    /// s.reset(std::time::Instant::now()); // due now instead
+    /// s.reset(spinpark::time::Instant::now()); // due now instead
     /// s.await;
     /// # });
     /// ```
@@ -162,7 +203,7 @@ impl Future for Sleep {
         if matches!(this.state, State::Done) {
             return Poll::Ready(());
         }
-        if Instant::now() >= this.deadline {
+        if this.now() >= this.deadline {
             this.unregister();
             return Poll::Ready(());
         }
@@ -185,6 +226,7 @@ impl Future for Sleep {
                 let r = Reactor::current().unwrap_or_else(|e| panic!("spinpark::time: {e}"));
                 this.state = arm(r, this.deadline, cx.waker());
             }
+            State::Bound(r) => this.state = arm(r.clone(), this.deadline, cx.waker()),
             State::Done => unreachable!(),
         }
         Poll::Pending
@@ -196,10 +238,10 @@ impl Future for Sleep {
 /// # Panics
 /// If `r`'s runtime has shut down (then the timer could never fire).
 fn arm(r: Arc<Reactor>, deadline: Instant, waker: &Waker) -> State {
-    let Some(key) = r.timers.insert(deadline, waker.clone()) else {
+    let Some(key) = r.timers.insert(deadline.into_std(), waker.clone()) else {
         panic!("{SHUT_DOWN}");
     };
-    r.timer_added(deadline);
+    r.timer_added(deadline.into_std());
     State::Registered(r, key)
 }
 
@@ -267,7 +309,7 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 /// Runs `future`, giving up at `deadline`: `Err(Elapsed)` if it had not finished by then.
 ///
 /// ```
-/// use std::time::{Duration, Instant};
+/// use spinpark_net::time::{Duration, Instant};
 /// # let rt = spinpark_executor::Runtime::new().unwrap();
 /// # rt.block_on(async {
 /// let deadline = Instant::now() + Duration::from_secs(5);
@@ -414,7 +456,7 @@ impl Interval {
             Poll::Pending => Poll::Pending,
             Poll::Ready(()) => {
                 let scheduled = self.sleep.deadline();
-                let now = Instant::now();
+                let now = self.sleep.now();
                 // Clamped like `sleep`: a huge period means "practically never".
                 let next = self.missed.next_tick(scheduled, now, self.period);
                 self.sleep.reset(next);

@@ -1,26 +1,52 @@
 //! Running out of file descriptors slows accepting down; it neither spins nor stops the
-//! server. The server runs in a child process (this same test binary, re-executed) whose
-//! RLIMIT_NOFILE is lowered; the parent drives it over loopback.
+//! server, whether it listens on TCP or on a Unix socket (one accept policy for both). The
+//! server runs in a child process (this same test binary, re-executed) whose RLIMIT_NOFILE is
+//! lowered; the parent drives it over loopback or the socket file.
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::time::Duration;
 
 const CHILD_ENV: &str = "SPINPARK_EMFILE_CHILD";
 
+/// The child's accept errors (its "log").
+static ACCEPT_ERRORS: AtomicU64 = AtomicU64::new(0);
+
 #[test]
 fn accept_backs_off_on_emfile_and_recovers() {
-    if std::env::var_os(CHILD_ENV).is_some() {
-        return child();
+    run(Kind::Tcp, "accept_backs_off_on_emfile_and_recovers");
+}
+
+#[test]
+fn unix_accept_backs_off_on_emfile_and_recovers() {
+    run(Kind::Unix, "unix_accept_backs_off_on_emfile_and_recovers");
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Tcp,
+    Unix,
+}
+
+/// A client connection to the child's server, of either kind.
+trait Conn: Read + Write {}
+impl<T: Read + Write> Conn for T {}
+
+fn socket_path() -> PathBuf {
+    std::env::temp_dir().join(format!("spinpark-emfile-{}.sock", std::process::id()))
+}
+
+fn run(kind: Kind, name: &str) {
+    if let Some(v) = std::env::var_os(CHILD_ENV) {
+        return child(kind, PathBuf::from(v));
     }
+    let path = socket_path();
+    let _ = std::fs::remove_file(&path);
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "accept_backs_off_on_emfile_and_recovers",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ENV, "1")
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(CHILD_ENV, &path)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -40,10 +66,20 @@ fn accept_backs_off_on_emfile_and_recovers() {
         }
     };
     let port: u16 = expect("PORT").parse().unwrap();
-    let addr = ("127.0.0.1", port);
+    let connect = || -> Box<dyn Conn> {
+        let t = Some(Duration::from_secs(60));
+        if kind == Kind::Tcp {
+            let s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+            s.set_read_timeout(t).unwrap();
+            Box::new(s)
+        } else {
+            let s = std::os::unix::net::UnixStream::connect(&path).unwrap();
+            s.set_read_timeout(t).unwrap();
+            Box::new(s)
+        }
+    };
     // A connection accepted while descriptors are available works.
-    let mut a = std::net::TcpStream::connect(addr).unwrap();
-    a.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut a = connect();
     a.write_all(b"a").unwrap();
     let mut one = [0u8; 1];
     a.read_exact(&mut one).unwrap();
@@ -51,14 +87,14 @@ fn accept_backs_off_on_emfile_and_recovers() {
     // The child uses up its descriptors; our next connection waits in its backlog.
     writeln!(to_child, "EXHAUST").unwrap();
     expect("EXHAUSTED");
-    let mut b = std::net::TcpStream::connect(addr).unwrap();
-    b.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut b = connect();
     b.write_all(b"b").unwrap();
     // The existing connection is still served meanwhile.
     a.write_all(b"c").unwrap();
     a.read_exact(&mut one).unwrap();
     assert_eq!(&one, b"c");
     writeln!(to_child, "REPORT").unwrap();
+    let errors: u64 = expect("ACCEPT_ERRORS_DURING_EXHAUSTION").parse().unwrap();
     let cpu_ms: u64 = expect("CPU_MS_DURING_EXHAUSTION").parse().unwrap();
     writeln!(to_child, "RELEASE").unwrap();
     // Descriptors are back: the waiting connection is accepted and served.
@@ -67,6 +103,12 @@ fn accept_backs_off_on_emfile_and_recovers() {
     assert_eq!(&one, b"b");
     drop(to_child);
     assert!(child.wait().unwrap().success());
+    let _ = std::fs::remove_file(&path);
+    // Running out of descriptors is not an error of `accept`: it waits and retries.
+    assert_eq!(
+        errors, 0,
+        "accept returned {errors} errors while out of descriptors"
+    );
     // While exhausted (at least the child's 300 ms pause before REPORT), accepting was retried
     // on a timer, not in a busy loop, which would have burned a core: about 300 ms of CPU.
     // This bounds CPU used, not time taken, and is loose on purpose.
@@ -76,9 +118,10 @@ fn accept_backs_off_on_emfile_and_recovers() {
     );
 }
 
-fn child() {
-    use futures_util::{AsyncReadExt, AsyncWriteExt};
-    use spinpark_net::TcpListener;
+/// An echo server on a listener of `kind` that accepts in a loop.
+fn child(kind: Kind, path: PathBuf) {
+    use futures_util::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+    use spinpark_net::{TcpListener, UnixListener};
     let lim = libc::rlimit {
         rlim_cur: 128,
         rlim_max: 128,
@@ -90,27 +133,48 @@ fn child() {
         .spin(Duration::ZERO)
         .build()
         .unwrap();
-    let listener = rt.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
-    println!("PORT {}", listener.local_addr().unwrap().port());
-    rt.spawn(async move {
-        loop {
-            let (mut s, _) = listener
-                .accept()
-                .await
-                .expect("accept must not fail on EMFILE");
-            spinpark_executor::spawn(async move {
-                let mut b = [0u8; 1];
-                while s.read_exact(&mut b).await.is_ok() {
-                    if s.write_all(&b).await.is_err() {
-                        break;
-                    }
+    // A server that logs accept errors and goes on, as servers do; counting stands in for
+    // the logging.
+    fn log_error() {
+        ACCEPT_ERRORS.fetch_add(1, SeqCst);
+    }
+    fn serve<S: AsyncRead + AsyncWrite + Unpin + Send + 'static>(mut s: S) {
+        spinpark_executor::spawn(async move {
+            let mut b = [0u8; 1];
+            while s.read_exact(&mut b).await.is_ok() {
+                if s.write_all(&b).await.is_err() {
+                    break;
                 }
-            });
-        }
-    });
+            }
+        });
+    }
+    if kind == Kind::Tcp {
+        let listener = rt.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+        println!("PORT {}", listener.local_addr().unwrap().port());
+        rt.spawn(async move {
+            loop {
+                match listener.accept().await {
+                    Ok((s, _)) => serve(s),
+                    Err(_) => log_error(),
+                }
+            }
+        });
+    } else {
+        let listener = rt.block_on(async { UnixListener::bind(&path) }).unwrap();
+        println!("PORT 0");
+        rt.spawn(async move {
+            loop {
+                match listener.accept().await {
+                    Ok((s, _)) => serve(s),
+                    Err(_) => log_error(),
+                }
+            }
+        });
+    }
     let stdin = std::io::stdin();
     let mut hog: Vec<std::fs::File> = Vec::new();
     let mut cpu_at_exhaust = 0;
+    let mut errors_at_exhaust = 0;
     for line in stdin.lock().lines() {
         match line.unwrap().trim() {
             "EXHAUST" => {
@@ -119,10 +183,15 @@ fn child() {
                     assert!(hog.len() < 1_000_000, "no descriptor limit");
                 }
                 cpu_at_exhaust = process_cpu_ms();
+                errors_at_exhaust = ACCEPT_ERRORS.load(SeqCst);
                 println!("EXHAUSTED");
             }
             "REPORT" => {
                 std::thread::sleep(Duration::from_millis(300));
+                println!(
+                    "ACCEPT_ERRORS_DURING_EXHAUSTION {}",
+                    ACCEPT_ERRORS.load(SeqCst) - errors_at_exhaust
+                );
                 println!(
                     "CPU_MS_DURING_EXHAUSTION {}",
                     process_cpu_ms() - cpu_at_exhaust

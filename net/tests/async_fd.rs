@@ -68,7 +68,8 @@ fn readable_guard_round_trips_through_another_task() {
 }
 
 /// Lets pending events be processed, then checks that `readable()` is still pending. No
-/// timer: a late timer (the reactor wake-up of issue 9) cannot slow this down or hang it.
+/// timer: a late timer (were the reactor's wake-up ever lost again) cannot slow this down or
+/// hang it.
 async fn not_readable(fd: &AsyncFd<UnixStream>) -> bool {
     for _ in 0..100 {
         spinpark_executor::yield_now().await;
@@ -142,7 +143,7 @@ fn blocking_fds_and_no_runtime_are_refused() {
     );
 }
 
-/// Issue 18: `EPOLLERR` on an `AsyncFd`. The guard's operation reads the error once; a
+/// `EPOLLERR` on an `AsyncFd`. The guard's operation reads the error once; a
 /// `WouldBlock` after it clears the readiness, error bit included, so the next `readable()`
 /// waits (it used to return at once, a million times a second, with nothing to read).
 #[test]

@@ -1,7 +1,7 @@
 //! `futures::select!` takes spinpark's futures as they are (they are `FusedFuture`s), and
 //! `Interval` follows its `MissedTickBehavior`.
 
-use std::time::{Duration, Instant};
+use spinpark_net::time::{Duration, Instant};
 
 use futures_util::future::FusedFuture;
 use futures_util::{select, FutureExt};

@@ -13,7 +13,7 @@ use std::time::Duration;
 use futures_util::{AsyncReadExt, AsyncWriteExt};
 use spinpark_executor::{spawn, Builder, Runtime};
 use spinpark_net::time::{sleep, timeout};
-use spinpark_net::{TcpListener, TcpStream};
+use spinpark_net::{TcpListener, TcpStream, UdpSocket};
 
 fn rt() -> Runtime {
     Builder::new().worker_threads(2).build().unwrap()
@@ -101,6 +101,27 @@ fn aborting_one_of_two_readers_leaves_the_other_woken() {
         assert!(second.await.unwrap_err().is_cancelled());
         client.write_all(b"hello").await.unwrap();
         let got = guard("the remaining reader", first).await.unwrap();
+        assert_eq!(got.unwrap(), b"hello");
+    });
+}
+
+#[test]
+fn aborting_one_of_two_udp_receivers_leaves_the_other_woken() {
+    rt().block_on(async {
+        let socket = Arc::new(UdpSocket::bind("127.0.0.1:0").await.unwrap());
+        let addr = socket.local_addr().unwrap();
+        let recv_one = |s: Arc<UdpSocket>| async move {
+            let mut buf = [0u8; 16];
+            let (n, _) = s.recv_from(&mut buf).await?;
+            Ok::<_, std::io::Error>(buf[..n].to_vec())
+        };
+        let first = spawn_waiting(recv_one(socket.clone())).await;
+        let second = spawn_waiting(recv_one(socket.clone())).await;
+        second.abort();
+        assert!(second.await.unwrap_err().is_cancelled());
+        let sender = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        sender.send_to(b"hello", addr).await.unwrap();
+        let got = guard("the remaining receiver", first).await.unwrap();
         assert_eq!(got.unwrap(), b"hello");
     });
 }

@@ -1,4 +1,4 @@
-//! Timers and sockets of a runtime that has shut down (issue 11, D6 and D9): they fail with a
+//! Timers and sockets of a runtime that has shut down: they fail with a
 //! clear message (a timer panics, as tokio's do; a socket returns an `io::Error`), and never
 //! wait forever, whether they were first polled before or after the shutdown.
 //!
@@ -62,7 +62,7 @@ fn assert_shut_down_panic(r: Result<(), String>) {
 }
 
 #[test]
-fn d6_a_sleep_first_polled_after_shutdown_panics() {
+fn a_sleep_first_polled_after_shutdown_panics() {
     let h = shut_down_after_io();
     assert_shut_down_panic(within("sleep, reactor made before shutdown", move || {
         h.block_on(sleep(Duration::from_millis(10)))
@@ -81,7 +81,7 @@ fn d6_a_sleep_first_polled_after_shutdown_panics() {
 }
 
 #[test]
-fn d6_a_sleep_pending_on_another_thread_when_the_runtime_is_dropped_panics() {
+fn a_sleep_pending_on_another_thread_when_the_runtime_is_dropped_panics() {
     let rt = rt();
     let h = rt.handle().clone();
     let (polled_tx, polled_rx) = mpsc::channel();
@@ -106,7 +106,7 @@ fn d6_a_sleep_pending_on_another_thread_when_the_runtime_is_dropped_panics() {
 }
 
 #[test]
-fn d6_connect_after_shutdown_fails_with_a_clear_error() {
+fn connect_after_shutdown_fails_with_a_clear_error() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     for (what, h) in [
@@ -121,7 +121,7 @@ fn d6_connect_after_shutdown_fails_with_a_clear_error() {
 }
 
 #[test]
-fn d9_an_interval_of_duration_max_does_not_overflow() {
+fn an_interval_of_duration_max_does_not_overflow() {
     let rt = rt();
     let r = within("interval", move || {
         rt.block_on(async {

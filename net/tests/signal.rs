@@ -22,7 +22,8 @@ fn raise(sig: libc::c_int) {
 const PATIENCE: Duration = Duration::from_secs(60);
 
 /// Lets any stray event be processed, then checks that `recv` has nothing more. No timer:
-/// a late timer (the reactor wake-up of issue 9) cannot slow this down or hang it.
+/// a late timer (were the reactor's wake-up ever lost again) cannot slow this down or hang
+/// it.
 async fn nothing_more(s: &mut spinpark_net::signal::Signal) -> bool {
     for _ in 0..100 {
         yield_now().await;

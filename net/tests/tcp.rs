@@ -234,7 +234,7 @@ fn half_close_read_returns_zero_and_writing_still_works() {
         let mut c = TcpStream::connect(addr).await.unwrap();
         let (mut s, _) = listener.accept().await.unwrap();
         c.write_all(b"last words").await.unwrap();
-        c.shutdown(Shutdown::Write).unwrap();
+        c.shutdown_with(Shutdown::Write).unwrap();
         let mut got = Vec::new();
         s.read_to_end(&mut got).await.unwrap();
         assert_eq!(got, b"last words");

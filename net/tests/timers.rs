@@ -1,9 +1,9 @@
 //! Timers: many timers all fire and none early; interval delays after missed ticks; timers from
 //! outside the workers.
 
+use spinpark_net::time::{Duration, Instant};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use spinpark_executor::{spawn, Builder};

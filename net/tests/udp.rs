@@ -180,8 +180,8 @@ async fn refused_socket() -> UdpSocket {
     s
 }
 
-/// Issue 18: the error is reported once; the next `recv` waits (the error bit used to stay
-/// set, so that `recv` retried `WouldBlock` inside one poll for ever: its timeout never fired
+/// The error is reported once; the next `recv` waits. (The error bit used to stay set, so
+/// that `recv` retried `WouldBlock` inside one poll for ever: its timeout never fired
 /// and the worker was lost to every other task). Here the second `recv` runs in a task of its
 /// own while this one does a timer and a UDP round trip on the same runtime, then the second
 /// `recv` must still be waiting, and a timeout around a third must fire.

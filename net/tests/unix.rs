@@ -199,7 +199,7 @@ fn faults_are_clear_errors() {
         assert!(failed, "writes to a closed peer kept succeeding");
         // Half-close: the peer reads end of stream, and can still write back.
         let (mut a, mut b) = UnixStream::pair().unwrap();
-        a.shutdown(Shutdown::Write).unwrap();
+        a.shutdown_with(Shutdown::Write).unwrap();
         let mut buf = [0u8; 4];
         assert_eq!(b.read(&mut buf).await.unwrap(), 0);
         b.write_all(b"back").await.unwrap();

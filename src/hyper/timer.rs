@@ -62,12 +62,12 @@ impl ::hyper::rt::Timer for Timer {
     }
 
     fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn ::hyper::rt::Sleep>> {
-        Box::pin(HyperSleep(sleep_until(deadline)))
+        Box::pin(HyperSleep(sleep_until(deadline.into())))
     }
 
     fn reset(&self, sleep: &mut Pin<Box<dyn ::hyper::rt::Sleep>>, new_deadline: Instant) {
         match sleep.as_mut().downcast_mut_pin::<HyperSleep>() {
-            Some(mut s) => s.0.reset(new_deadline),
+            Some(mut s) => s.0.reset(new_deadline.into()),
             None => *sleep = self.sleep_until(new_deadline),
         }
     }

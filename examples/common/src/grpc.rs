@@ -11,7 +11,7 @@
 pub mod pb;
 
 use std::pin::Pin;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::Stream;
 use hyper_util::server::conn::auto;
@@ -19,6 +19,9 @@ use hyper_util::service::TowerToHyperService;
 use pb::greeter_server::{Greeter, GreeterServer};
 use pb::{Count, CountRequest, HelloReply, HelloRequest};
 use tonic::{Request, Response, Status};
+
+use crate::conn_timeouts::{TimedIo, Timeouts};
+use crate::log_limit::LogLimit;
 
 /// The most numbers `CountTo` streams; more is refused with `InvalidArgument`.
 pub const MAX_COUNT: u32 = 10_000;
@@ -71,29 +74,48 @@ pub fn routes() -> tonic::service::Routes {
     tonic::service::Routes::new(GreeterServer::new(MyGreeter))
 }
 
-/// Serves gRPC on one spinpark connection until the client goes away.
+/// Serves gRPC on one spinpark connection until the client goes away, bounded by `t` (see
+/// [`conn_timeouts`](crate::conn_timeouts)); `accepted` starts the handshake deadline.
+/// HTTP/1 is served too (and answered by tonic), with the same header timeout, so that a
+/// client trickling HTTP/1 headers is cut like any other.
 pub async fn serve_connection(
     stream: spinpark::net::TcpStream,
     routes: tonic::service::Routes,
+    t: Timeouts,
+    accepted: Instant,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     use spinpark::hyper::{Executor, Io, Timer};
     let mut builder = auto::Builder::new(Executor::new());
-    builder.http2().timer(Timer::new());
+    t.configure(&mut builder, Timer::new());
+    let io = TimedIo::new(
+        Io::new(stream),
+        Timer::new(),
+        accepted + t.handshake,
+        t.idle,
+    );
     builder
-        .serve_connection(Io::new(stream), TowerToHyperService::new(routes))
+        .serve_connection(io, TowerToHyperService::new(routes))
         .await
 }
 
-/// Accepts connections on `listener` and serves each on its own task.
+/// [`serve_with`] with the default [`Timeouts`].
 pub async fn serve(listener: spinpark::net::TcpListener) -> std::io::Result<()> {
+    serve_with(listener, Timeouts::DEFAULT).await
+}
+
+/// Accepts connections on `listener` and serves each on its own task, with `t`. Connection
+/// errors (timeouts among them) print at most 10 lines a second.
+pub async fn serve_with(listener: spinpark::net::TcpListener, t: Timeouts) -> std::io::Result<()> {
+    static CONN_ERRORS: LogLimit = LogLimit::new(10);
     let routes = routes();
     loop {
         let (stream, peer) = listener.accept().await?;
+        let accepted = Instant::now();
         stream.set_nodelay(true)?;
         let routes = routes.clone();
         spinpark::spawn(async move {
-            if let Err(e) = serve_connection(stream, routes).await {
-                eprintln!("gRPC connection from {peer}: {e}");
+            if let Err(e) = serve_connection(stream, routes, t, accepted).await {
+                CONN_ERRORS.log(format_args!("gRPC connection from {peer}: {e}"));
             }
         });
     }

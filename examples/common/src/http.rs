@@ -8,11 +8,14 @@
 
 use std::convert::Infallible;
 use std::error::Error;
+use std::time::Instant;
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::server::conn::auto;
+
+use crate::conn_timeouts::{TimedIo, Timeouts};
 
 /// Errors of a connection.
 pub type BoxError = Box<dyn Error + Send + Sync>;
@@ -50,16 +53,27 @@ pub fn axum_router() -> axum::Router {
 }
 
 /// Serves HTTP/1.1 and HTTP/2 (chosen by what the client sends first) on one spinpark
-/// connection, with the hyper handler or the axum router.
-pub async fn serve_spinpark<S>(stream: S, use_axum: bool) -> Result<(), BoxError>
+/// connection, with the hyper handler or the axum router, bounded by `t` (see
+/// [`conn_timeouts`](crate::conn_timeouts)). `accepted` is when the connection was accepted:
+/// the handshake deadline runs from then (a TLS handshake done before this call counts).
+pub async fn serve_spinpark<S>(
+    stream: S,
+    use_axum: bool,
+    t: Timeouts,
+    accepted: Instant,
+) -> Result<(), BoxError>
 where
     S: spinpark::hyper::Stream + Send + 'static,
 {
     use spinpark::hyper::{Executor, Io, Timer};
     let mut builder = auto::Builder::new(Executor::new());
-    builder.http1().timer(Timer::new());
-    builder.http2().timer(Timer::new());
-    let io = Io::new(stream);
+    t.configure(&mut builder, Timer::new());
+    let io = TimedIo::new(
+        Io::new(stream),
+        Timer::new(),
+        accepted + t.handshake,
+        t.idle,
+    );
     if use_axum {
         let svc = hyper_util::service::TowerToHyperService::new(axum_router());
         builder.serve_connection(io, svc).await
@@ -70,13 +84,22 @@ where
     }
 }
 
-/// The same on tokio, with hyper-util's tokio adapters.
-pub async fn serve_tokio(stream: tokio::net::TcpStream, use_axum: bool) -> Result<(), BoxError> {
+/// The same on tokio, with hyper-util's tokio adapters (and the same timeouts).
+pub async fn serve_tokio(
+    stream: tokio::net::TcpStream,
+    use_axum: bool,
+    t: Timeouts,
+    accepted: Instant,
+) -> Result<(), BoxError> {
     use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
     let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder.http1().timer(TokioTimer::new());
-    builder.http2().timer(TokioTimer::new());
-    let io = TokioIo::new(stream);
+    t.configure(&mut builder, TokioTimer::new());
+    let io = TimedIo::new(
+        TokioIo::new(stream),
+        TokioTimer::new(),
+        accepted + t.handshake,
+        t.idle,
+    );
     if use_axum {
         let svc = hyper_util::service::TowerToHyperService::new(axum_router());
         builder.serve_connection(io, svc).await

@@ -9,7 +9,9 @@
 //!
 //! A connection reads into a buffer, runs every complete command in it in order, and sends
 //! their replies with one write (or several, if they pass [`FLUSH_AT`] bytes). Command errors
-//! are replies; a protocol error is answered, then only that connection is closed.
+//! are replies; a protocol error is answered, then only that connection is closed. `QUIT` is
+//! answered `+OK` and closes the connection; an HTTP request (`POST`, `Host:`) closes it
+//! without a reply, as Redis does.
 
 use std::collections::HashMap;
 use std::io;
@@ -306,8 +308,39 @@ fn config(_: &Store, args: &mut [Vec<u8>], _: Instant) -> Reply {
     }
 }
 
-/// Serves one connection until the peer closes it (`Ok`) or sends malformed input (an
-/// `InvalidData` error, after the `-ERR Protocol error: ...` reply has been sent).
+/// What a parsed request means for its connection, before it is run.
+enum Session {
+    /// A command for [`exec`].
+    Command,
+    /// An empty request: no reply.
+    Skip,
+    /// `QUIT` (any arguments, any case): `+OK`, then the connection is closed and whatever
+    /// follows it is ignored.
+    Quit,
+    /// `POST` or `Host:` as a command name: an HTTP request sent to the Redis port (a browser
+    /// tricked into posting to it, a cross-protocol attack); the connection is closed without
+    /// a reply, as Redis does.
+    Refuse,
+}
+
+impl Session {
+    fn of(args: &[Vec<u8>]) -> Session {
+        let Some(name) = args.first() else {
+            return Session::Skip;
+        };
+        if name.eq_ignore_ascii_case(b"quit") {
+            Session::Quit
+        } else if name.eq_ignore_ascii_case(b"post") || name.eq_ignore_ascii_case(b"host:") {
+            Session::Refuse
+        } else {
+            Session::Command
+        }
+    }
+}
+
+/// Serves one connection until the peer closes it or sends `QUIT` (`Ok`), or sends
+/// malformed input (an `InvalidData` error, after the `-ERR Protocol error: ...` reply has
+/// been sent) or an HTTP request (`InvalidData`, without a reply).
 pub async fn serve_conn<S>(stream: S, store: Store) -> io::Result<()>
 where
     S: futures_io::AsyncRead + futures_io::AsyncWrite + Unpin,
@@ -342,8 +375,26 @@ where
             match parser.parse(&buf[start..]) {
                 Ok(Some((args, used))) => {
                     start += used;
-                    if !args.is_empty() {
-                        exec_owned(&store, args, Instant::now()).encode(&mut out);
+                    match Session::of(&args) {
+                        Session::Command => {
+                            exec_owned(&store, args, Instant::now()).encode(&mut out)
+                        }
+                        Session::Skip => {}
+                        Session::Quit => {
+                            Reply::ok().encode(&mut out);
+                            stream.write_all(&out).await?;
+                            let _ = stream.close().await;
+                            return Ok(());
+                        }
+                        Session::Refuse => {
+                            // As Redis: the replies still waiting are dropped too.
+                            let _ = stream.close().await;
+                            return Err(io::Error::new(
+                                io::ErrorKind::InvalidData,
+                                "an HTTP request on the Redis port (POST or Host:): \
+                                 closed without a reply, as Redis does",
+                            ));
+                        }
                     }
                     if out.len() >= FLUSH_AT {
                         stream.write_all(&out).await?;
@@ -422,66 +473,26 @@ pub async fn serve(listener: spinpark::net::TcpListener, store: Store) -> io::Re
     }
 }
 
-/// The command line, parsed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Options {
-    /// `--addr`: where to listen.
-    pub addr: String,
-    /// `--workers N`: worker threads (default: one per CPU).
-    pub workers: Option<usize>,
-    /// `--spin DURATION`: the idle spin window (default: the runtime's).
-    pub spin: Option<Duration>,
-}
-
 /// The address the server listens on by default: Redis's port.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:6379";
 
-/// The help text.
-pub const USAGE: &str = "\
-usage: kv_server [--addr HOST:PORT] [--workers N] [--spin DURATION]
-  --addr      where to listen (default 127.0.0.1:6379)
-  --workers   worker threads (default: one per CPU)
-  --spin      how long an idle worker spins before it parks: a number with ns, us, ms or s,
-              or 0 to turn spinning off (default: the runtime's adaptive policy)
-";
-
-/// Parses the arguments after the program name; `Ok(None)` asks for the help text.
-pub fn parse_args<I>(args: I) -> Result<Option<Options>, String>
-where
-    I: IntoIterator<Item = String>,
-{
-    let mut opts = Options {
-        addr: DEFAULT_ADDR.to_string(),
-        workers: None,
-        spin: None,
-    };
-    let mut it = args.into_iter();
-    while let Some(arg) = it.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
-            _ => (arg.clone(), None),
-        };
-        if flag == "-h" || flag == "--help" {
-            return Ok(None);
-        }
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| it.next())
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
-        match flag.as_str() {
-            "--addr" => opts.addr = value()?,
-            "--workers" => {
-                let v = value()?;
-                match v.parse::<usize>() {
-                    Ok(n) if n > 0 => opts.workers = Some(n),
-                    _ => return Err(format!("--workers: expected a positive number, got {v:?}")),
-                }
-            }
-            "--spin" => opts.spin = Some(crate::duration::parse(&value()?)?),
-            _ => return Err(format!("unknown argument {arg:?}")),
-        }
-    }
-    Ok(Some(opts))
+/// The command line (`kv_server --help` prints it).
+///
+/// ```
+/// use clap::Parser;
+/// let opts = examples_common::kv::Options::try_parse_from(["kv_server", "--workers", "3"]).unwrap();
+/// assert_eq!((opts.addr.as_str(), opts.runtime.workers), ("127.0.0.1:6379", Some(3)));
+/// ```
+#[derive(Debug, Clone, clap::Parser)]
+#[command(
+    name = "kv_server",
+    about = "An in-memory key-value server speaking the Redis protocol (RESP2), on spinpark"
+)]
+pub struct Options {
+    /// Where to listen
+    #[arg(long, value_name = "HOST:PORT", default_value = DEFAULT_ADDR)]
+    pub addr: String,
+    /// The runtime's flags.
+    #[command(flatten)]
+    pub runtime: crate::args::RuntimeArgs,
 }

@@ -17,6 +17,8 @@ pub mod log_limit;
 pub mod resp;
 
 #[cfg(feature = "hyper")]
+pub mod conn_timeouts;
+#[cfg(feature = "hyper")]
 pub mod grpc;
 #[cfg(feature = "hyper")]
 pub mod http;

@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 /// The largest bulk string a request may declare (Redis's `proto-max-bulk-len` default).
 pub const MAX_BULK_LEN: usize = 512 << 20;
-/// The most elements a request array may declare (Redis's limit too).
+/// The most elements a request array may declare: Redis 6's limit (Redis 7 allows 2^31-1),
+/// since every element costs a `Vec` before its data arrives.
 pub const MAX_ARRAY_LEN: usize = 1 << 20;
 /// The longest inline command line, without its line end.
 pub const MAX_INLINE_LEN: usize = 64 << 10;
@@ -145,7 +146,7 @@ impl Parser {
                 Some(b'*') => {}
                 Some(_) => return parse_inline(buf, lim.max_inline),
             }
-            let Some((line, next)) = header_line(buf, 1, "multibulk count")? else {
+            let Some((line, next)) = header_line(buf, 1, "mbulk count")? else {
                 return Ok(None);
             };
             let n = parse_i64(line)
@@ -210,7 +211,10 @@ pub fn parse(buf: &[u8]) -> Result<Option<(Args, usize)>, ProtocolError> {
 }
 
 /// The `*N` or `$N` line whose digits start at `start`: its digits and where the next line
-/// starts. The line must end with CRLF and be short.
+/// starts (`what` names it in errors, in Redis's words: `mbulk count`, `bulk count`). The line must end with CRLF; one that has not ended within [`MAX_COUNT_LINE`]
+/// bytes is refused (Redis waits for 64 KiB first, but no valid count is that long). A line
+/// that has ended is returned whatever its length, so that a long one is refused by the
+/// caller as not a valid count, with Redis's words.
 fn header_line<'a>(
     buf: &'a [u8],
     start: usize,
@@ -223,9 +227,6 @@ fn header_line<'a>(
         }
         return Ok(None);
     };
-    if i > MAX_COUNT_LINE {
-        return Err(ProtocolError(format!("too big {what} string")));
-    }
     match rest.get(i..i + 2) {
         Some(b"\r\n") => Ok(Some((&rest[..i], start + i + 2))),
         Some(_) => Err(ProtocolError(format!("expected CRLF after the {what}"))),
@@ -234,7 +235,8 @@ fn header_line<'a>(
     }
 }
 
-/// An inline command: one line (ended by `\n`, optionally `\r\n`) split on ASCII whitespace.
+/// An inline command: one line, ended by `\n` (a `\r` before it is dropped), split into
+/// arguments by [`split_inline`].
 fn parse_inline(buf: &[u8], max: usize) -> Result<Option<(Args, usize)>, ProtocolError> {
     let Some(nl) = buf.iter().position(|&b| b == b'\n') else {
         if buf.len() > max {
@@ -245,12 +247,118 @@ fn parse_inline(buf: &[u8], max: usize) -> Result<Option<(Args, usize)>, Protoco
     if nl > max {
         return Err(ProtocolError::new("too big inline request"));
     }
-    let args = buf[..nl]
-        .split(|b| b.is_ascii_whitespace())
-        .filter(|w| !w.is_empty())
-        .map(<[u8]>::to_vec)
-        .collect();
-    Ok(Some((args, nl + 1)))
+    let line = &buf[..nl];
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    Ok(Some((split_inline(line)?, nl + 1)))
+}
+
+/// Splits an inline command line into arguments as Redis does (its `sdssplitargs`):
+///
+/// * arguments are separated by blanks (space, tab, CR, LF; the blanks before an argument may
+///   also be vertical tabs and form feeds);
+/// * `"double quotes"` hold blanks and know the escapes `\n`, `\r`, `\t`, `\b`, `\a`,
+///   `\xHH` (a byte in hex) and `\` before any other character (that character: `\"`,
+///   `\\`);
+/// * `'single quotes'` hold blanks and know only `\'`;
+/// * a quote may start inside an argument (`ab"c d"` is `abc d`), but a closing quote must
+///   be followed by a blank or the end of the line, and every quote must be closed, or the
+///   line is refused with `unbalanced quotes in request`.
+///
+/// Unlike Redis, a NUL byte is an ordinary byte (Redis's C string functions stop at it).
+///
+/// ```
+/// use examples_common::resp::split_inline;
+/// assert_eq!(
+///     split_inline(br#"SET "a b" 'it\'s' "\x41\n""#).unwrap(),
+///     [&b"SET"[..], b"a b", b"it's", b"A\n"]
+/// );
+/// assert!(split_inline(b"SET \"unbalanced c").is_err());
+/// ```
+pub fn split_inline(line: &[u8]) -> Result<Args, ProtocolError> {
+    fn unbalanced() -> ProtocolError {
+        ProtocolError::new("unbalanced quotes in request")
+    }
+    // C's isspace: what may come before an argument, and after a closing quote.
+    let space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c);
+    // What ends an unquoted argument.
+    let blank = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    // A closing quote at `i` must be followed by a space or the end.
+    let closes = |i: usize| line.get(i + 1).is_none_or(|&b| space(b));
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut args = Vec::new();
+    let mut i = 0;
+    loop {
+        while line.get(i).is_some_and(|&b| space(b)) {
+            i += 1;
+        }
+        if i == line.len() {
+            return Ok(args);
+        }
+        let mut arg = Vec::new();
+        // Inside "..." (Some(b'"')), '...' (Some(b'\'')), or neither.
+        let mut quote: Option<u8> = None;
+        loop {
+            let Some(&b) = line.get(i) else {
+                if quote.is_some() {
+                    return Err(unbalanced());
+                }
+                break;
+            };
+            match quote {
+                Some(b'"') => match (b, line.get(i + 1).copied()) {
+                    (b'\\', Some(b'x')) => {
+                        match (
+                            line.get(i + 2).and_then(|&h| hex(h)),
+                            line.get(i + 3).and_then(|&l| hex(l)),
+                        ) {
+                            (Some(h), Some(l)) => {
+                                arg.push((h * 16 + l) as u8);
+                                i += 3;
+                            }
+                            _ => {
+                                arg.push(b'x');
+                                i += 1;
+                            }
+                        }
+                    }
+                    (b'\\', Some(e)) => {
+                        arg.push(match e {
+                            b'n' => b'\n',
+                            b'r' => b'\r',
+                            b't' => b'\t',
+                            b'b' => 0x08,
+                            b'a' => 0x07,
+                            other => other,
+                        });
+                        i += 1;
+                    }
+                    (b'"', _) if !closes(i) => return Err(unbalanced()),
+                    (b'"', _) => {
+                        i += 1;
+                        break;
+                    }
+                    (b, _) => arg.push(b),
+                },
+                Some(_) => match (b, line.get(i + 1).copied()) {
+                    (b'\\', Some(b'\'')) => {
+                        arg.push(b'\'');
+                        i += 1;
+                    }
+                    (b'\'', _) if !closes(i) => return Err(unbalanced()),
+                    (b'\'', _) => {
+                        i += 1;
+                        break;
+                    }
+                    (b, _) => arg.push(b),
+                },
+                None if blank(b) => break,
+                None if b == b'"' || b == b'\'' => quote = Some(b),
+                None => arg.push(b),
+            }
+            i += 1;
+        }
+        args.push(arg);
+    }
 }
 
 /// Parses a decimal integer the way Redis does: an optional `-`, then digits, no `+`, no

@@ -1,10 +1,11 @@
 //! The idle protocol: how a worker with nothing to do spins, then sleeps, and how work that
 //! arrives later gets somebody to run it.
 //!
-//! Three files, one idea each: this one holds [`Idle`] (the atomic word, the futex, and the
+//! Four files, one idea each: this one holds [`Idle`] (the atomic word, the futex, and the
 //! argument that no wake-up is lost); `word.rs` holds the word's layout and its transitions
 //! as pure functions, tested exhaustively; `spin.rs` holds [`SpinPolicy`], the one place that
-//! decides whether and how long an idle worker spins.
+//! decides whether and how long an idle worker spins; `watch.rs` holds the dead man's switch
+//! that keeps the reactor attended while a worker is stuck in a long poll.
 //!
 //! # Example
 //!
@@ -20,20 +21,24 @@
 //!         found => idle.stop_spinning(true, more_work_queued, ..); run it
 //!         window over => idle.stop_spinning(false, ..)
 //!     }
-//!     match idle.park(recheck = find_work, drive = block in the reactor) {
+//!     match idle.park(now, recheck = find_work, drive = block in the reactor) {
 //!         Parked::Work(task) => run(task),
 //!         Parked::Woken => go spin (we are already counted as a spinner),
 //!         Parked::Shutdown => exit,
 //!     }
+//!     idle.attend(now);   // awake again: the watch may need arming
 //!     // Work found after d: policy.end(period, d).
 //! }
+//! // Every poll of the reactor, by a spinner or between tasks: idle.attend(now).
 //! // A producer, after pushing a task anywhere: idle.notify(..) (which fences itself).
+//! // The watchdog thread: while idle.wait_alarm() { idle.need_driver(); idle.rearm(..) }
 //! ```
 //!
 //! # The idle word
 //!
 //! All idle state lives in one `AtomicU32` (laid out in `word.rs`: `sleepers`, `spinners`,
-//! `WAKING`, `DRIVER`, `DRIVER_WAKING`, `SHUTDOWN`, and an epoch), so every decision ("is
+//! `WAKING`, `DRIVER`, `DRIVER_WAKING`, `SHUTDOWN`, `DRIVER_NEEDED`, and an epoch), so every
+//! decision ("is
 //! anybody looking for work?", "whom do I wake?") is a single compare-and-swap and is totally
 //! ordered with every other. Each transition is a pure function from word to word; `Idle`
 //! applies it with one CAS loop (`Idle::update`). At most 255 workers. A worker is *awake*
@@ -53,11 +58,14 @@
 //!   wake**): a burst is spread over the workers one wake-up at a time, and never with a
 //!   thundering herd. A spinner that found a single request wakes nobody, which is what keeps
 //!   a request/response server at zero context switches per request.
-//! * **Park** (`park`): the worker *announces* itself (adds itself to `sleepers`, or, when it
-//!   is the last awake worker and a reactor exists, sets `DRIVER`), issues a `SeqCst` fence,
-//!   and *re-checks every queue*. If that finds work it *un-announces* (taking a wake-up
-//!   already decided for it, which is fungible) and runs it. Otherwise it blocks: on the futex
-//!   with the exact value it announced, or in the reactor (`Driver::park`) as the driver.
+//! * **Park** (`park`): the worker *announces* itself (adds itself to `sleepers`, or, when a
+//!   reactor exists and no driver does, and it is the last awake worker, or the watchdog set
+//!   `DRIVER_NEEDED`, or it saw another worker stuck in a long poll while nobody spins,
+//!   sets `DRIVER` and clears the flag), issues a `SeqCst` fence, and
+//!   *re-checks every queue*. If that finds work it *un-announces* (taking a wake-up already
+//!   decided for it, which is fungible) and runs it. Otherwise it brings the watch in line
+//!   and blocks: on the futex with the exact value it announced, or in the reactor
+//!   (`Driver::park`) as the driver.
 //! * **Notify** (`notify`): a producer that made work visible (a spawn, a wake of a task)
 //!   issues a `SeqCst` fence and reads the word. If somebody is looking for work, it does
 //!   nothing: no syscall. Otherwise it *picks* one parked worker, in one CAS that bumps the
@@ -69,30 +77,63 @@
 //!   spinner). `WAKING` is fungible between futex sleepers: if another one claims it first,
 //!   this one is still counted in `sleepers` and simply waits again. Likewise the driver
 //!   claims `DRIVER_WAKING`, or, when it returned on its own (I/O, a timer), clears `DRIVER`.
+//! * **Need a driver** (`need_driver`, by the watchdog when nobody attended the reactor for a
+//!   while although a worker is parked, and no driver is): sets `DRIVER_NEEDED` and, unless
+//!   somebody is looking for work already, picks a futex sleeper to wake, in one CAS that
+//!   bumps the epoch like any wake decision. The sleeper spins (polling the reactor), then
+//!   parks as the driver. See "The driver" and `watch.rs`.
 //! * **Shutdown** sets `SHUTDOWN` (which also changes the word, so no `FUTEX_WAIT` can block
-//!   on an old value), then wakes every futex sleeper and the driver.
+//!   on an old value), then wakes every futex sleeper and the driver, and closes the watch.
 //!
 //! # The driver
 //!
-//! A worker announces itself as the driver only when every other worker is counted in
-//! `sleepers`, so there is at most one (`DRIVER` or `DRIVER_WAKING` is set). That does *not*
-//! mean every other worker sleeps while the driver is blocked: a futex sleeper whose re-check
-//! finds work un-announces and runs it, and may then spin, poll the reactor, register timers
-//! and park on the futex again (it is not the last: the driver is not counted in `sleepers`),
-//! all while the driver stays blocked in the reactor. What the protocol keeps, and relies on:
+//! The driver is the worker blocked in the reactor: the kernel wakes it for I/O and it waits
+//! for the earliest timer. The runtime needs one whenever a worker is idle and nobody else
+//! attends the reactor; it must not have one blocked there while another worker spins,
+//! because then every event would wake the parked thread for work the spinner picks up
+//! itself (the context switch per request that spinning exists to save). So:
 //!
-//! * **One driver**: `DRIVER` is set only by a CAS that saw every other worker in `sleepers`,
-//!   and cleared only by the driver itself or by the wake decision that picks it.
+//! * **The last worker to park drives**: when every other worker is counted in `sleepers`,
+//!   nobody spins and nobody runs a task, and the parker blocks in the reactor.
+//! * **A worker stuck in a poll is covered by the watch.** A worker that is awake is not
+//!   necessarily attending the reactor: it may be running a task for seconds. Then the last
+//!   parker was not the last awake worker, and parked on the futex. The watch (`watch.rs`)
+//!   notices: every poll of the reactor pushes an alarm ahead, and when nobody has polled for
+//!   half its period while a worker is parked, the watchdog sets `DRIVER_NEEDED` and wakes a
+//!   futex sleeper. That worker spins (polling the reactor, running what turned up), then
+//!   parks as the driver beside the busy worker. Events wait at most a period (4 ms by
+//!   default) plus two wake-ups, instead of the whole long poll; timers are late by as much.
+//!   Once a worker's poll has run past `Shared::stuck_after` (two ticks of the coarse clock,
+//!   at least a period), a worker that parks while nobody spins sees it stuck (from the poll
+//!   stamps) and drives at once: so a driver that returned for an event and ran what it
+//!   brought parks as the driver again, without waiting for the watchdog.
+//!   tokio instead lets the first parker drive; here that would make the parked driver and a
+//!   spinner race for every event (the first comes back, the second gets the kernel's wake).
+//!
+//! The protocol keeps, and relies on:
+//!
+//! * **One driver**: `DRIVER` is set only by an announcing CAS that saw no driver (neither
+//!   `DRIVER` nor `DRIVER_WAKING`), and cleared only by the driver itself or by the wake
+//!   decision that picks it. `DRIVER_NEEDED` is never set beside a driver.
 //! * **Its wake-up reaches it**: [`crate::Driver::unpark`] makes the current or next `park`
 //!   return whatever other workers `poll` meanwhile (spinpark-net waits in `poll(2)` on the
 //!   epoll fd plus a private eventfd that no `epoll_wait` collects). A wake-up that a
 //!   spinner's zero-timeout poll could consume would break this: the driver, woken for
 //!   nothing, blocks again, and a `DRIVER_WAKING` that is never claimed stops every later
-//!   `notify` (the loom suite's `shared_wake_*` models show exactly that).
+//!   `notify` (the loom suite's `shared_wake_*` models show exactly that). A futex sleeper
+//!   whose re-check finds work un-announces and runs it, and may then spin and poll the
+//!   reactor beside a parked driver; that is allowed, and is why this matters.
 //! * **It waits for the earliest timer**: while it is parked, every other worker may end up
 //!   on the futex, so nobody else will be awake when a timer is due. The reactor unparks it,
 //!   through the same wake-up, when a timer is registered with an earlier deadline than the
 //!   one it waits for.
+//! * **A parked worker is never left unattended for long**: whenever some worker is parked
+//!   and another is not, the watch's alarm is armed (changes of the parked count bring it in
+//!   line under a lock, with the `SeqCst` argument in `watch.rs`), and only a poll of the
+//!   reactor pushes it; so within a period of the last poll either the reactor is polled
+//!   again, a driver is parked, or the watchdog wakes a sleeper to become one. The
+//!   `busy_worker_*` loom models check that a timer is delivered beside a worker that never
+//!   returns, and fail without the watchdog.
 //!
 //! Preferring the driver when waking keeps the time it spends blocked beside awake workers
 //! short: once a worker is awake it polls the reactor itself (without blocking) while it
@@ -128,7 +169,7 @@
 //!   the chain wake: the same store / fence / load shape. If its fence comes first, the
 //!   producer's load sees it gone and wakes somebody (unless another worker is looking, who
 //!   is then relied on in turn); if the producer's comes first, the spinner sees the pushed
-//!   task queued and wakes somebody for it. Before issue 12 the spinner read "more work
+//!   task queued and wakes somebody for it. The spinner used to read "more work
 //!   queued" *before* removing itself: a task pushed in between was not lost (the spinner
 //!   would find it after the task it took) but waited behind that task, however long it ran,
 //!   while other workers slept. The re-check after the removal costs a fence and two loads
@@ -140,22 +181,34 @@
 //! locations, which only sequential consistency orders.
 //!
 //! The protocol is model-checked with `loom` (`tests/loom_idle.rs`, with `--cfg loom`, where
-//! the futex is replaced by [`crate::futex`]'s model and the reactor by a model of its
-//! wake-up and timers, including workers that poll it beside a parked driver), its
-//! transitions are checked over every reachable word in `word.rs`'s tests, and it is
-//! stress-tested with real threads (`tests/stress.rs`).
+//! the futex is replaced by [`crate::futex`]'s model, the alarm by `alarm.rs`'s and the
+//! reactor by a model of its wake-up and timers, including workers that poll it beside a
+//! parked driver and a worker that never returns from a task), its transitions are checked
+//! over every reachable word in `word.rs`'s tests, and it is stress-tested with real threads
+//! (`tests/stress.rs`, `tests/liveness.rs`).
 
 #[cfg_attr(loom, allow(dead_code))]
 mod spin;
+mod watch;
 mod word;
 
-pub(crate) use spin::{SpinPolicy, SpinWindow};
+#[cfg_attr(loom, allow(unused_imports))]
+pub(crate) use spin::{Nanos, SpinPolicy, SpinWindow};
 pub(crate) use word::{Woke, MAX_WORKERS};
 
+use crate::alarm::Alarm;
 use crate::futex::Futex;
 use crate::sync::{fence, AtomicU32};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
+use std::time::Duration;
+use watch::Watch;
 use word::{Claim, Word};
+
+/// How long nobody may attend the reactor, while a worker is parked, before the watchdog
+/// wakes one to drive it (at least half of this passes first; see `watch.rs`). Events that
+/// arrive while every awake worker is stuck in a long poll wait at most about this long.
+#[cfg_attr(loom, allow(dead_code))]
+pub(crate) const WATCH_PERIOD: Duration = Duration::from_millis(4);
 
 /// How a call to [`Idle::park`] ended.
 #[derive(Debug)]
@@ -168,25 +221,75 @@ pub(crate) enum Parked<T> {
     Shutdown,
 }
 
-/// The shared idle state of one runtime's workers, and its shutdown. See the module docs.
-pub(crate) struct Idle<F: Futex> {
+/// The shared idle state of one runtime's workers, its watch, and its shutdown. See the
+/// module docs.
+pub(crate) struct Idle<F: Futex, A: Alarm> {
     word: AtomicU32,
     futex: F,
+    watch: Watch<A>,
     workers: u32,
     max_spinners: u32,
 }
 
-impl<F: Futex> Idle<F> {
+impl<F: Futex, A: Alarm> Idle<F, A> {
     /// Idle state for `workers` workers (at most [`MAX_WORKERS`]), of which at most
-    /// `max_spinners` spin at once.
-    pub(crate) fn new(futex: F, workers: usize, max_spinners: usize) -> Self {
+    /// `max_spinners` spin at once, watched with `alarm` over `period` (see `watch.rs`).
+    pub(crate) fn new(
+        futex: F,
+        alarm: A,
+        period: Duration,
+        workers: usize,
+        max_spinners: usize,
+    ) -> Self {
         assert!((1..=MAX_WORKERS).contains(&workers));
         Self {
             word: AtomicU32::new(Word::EMPTY.0),
             futex,
+            watch: Watch::new(alarm, period),
             workers: workers as u32,
             max_spinners: max_spinners.clamp(1, workers) as u32,
         }
+    }
+
+    fn current(&self) -> Word {
+        // SeqCst: the watch's argument ("Why no change is lost" in `watch.rs`).
+        Word(self.word.load(SeqCst))
+    }
+
+    /// A worker polled the reactor, or it just parked or woke: keeps the watch in line (see
+    /// `watch.rs`). Two loads and a compare unless the alarm needs setting.
+    pub(crate) fn attend(&self, now: Nanos) {
+        self.watch.attend(now, self.workers, || self.current());
+    }
+
+    /// The watchdog thread: blocks until the watch's alarm rings (`true`) or the runtime
+    /// shuts down (`false`).
+    pub(crate) fn wait_alarm(&self) -> bool {
+        self.watch.wait()
+    }
+
+    /// The watchdog, after the alarm rang (nobody polled the reactor for half a period while
+    /// a worker was parked): asks for a driver, waking a futex sleeper to become it unless
+    /// somebody is already looking for work or a driver is parked. Returns whom it woke.
+    pub(crate) fn need_driver(&self) -> Woke {
+        let woke = self.update(|w| w.need_driver().ok_or(Woke::Nobody));
+        if woke == Woke::Sleeper {
+            self.futex.wake(&self.word, 1);
+        }
+        woke
+    }
+
+    /// The watch's alarm (for the loom model).
+    #[cfg(loom)]
+    pub(crate) fn alarm(&self) -> &A {
+        self.watch.alarm()
+    }
+
+    /// The watchdog: arms the alarm to ring `after` from `now` if the watch is still wanted
+    /// (some worker parked, another not), else disarms it.
+    pub(crate) fn rearm(&self, now: Nanos, after: Duration) {
+        self.watch
+            .rearm(now, after, self.workers, || self.current());
     }
 
     /// The one compare-and-swap loop: `step` maps the current word to `Ok((new, r))` to
@@ -272,16 +375,22 @@ impl<F: Futex> Idle<F> {
     /// Parks the calling worker, which is awake and not spinning.
     ///
     /// `recheck` scans every queue once after the announcement. `drive`, when given, blocks in
-    /// the reactor until an event, a timer, or an unpark; the worker uses it only when it is the
-    /// last awake worker, and otherwise sleeps on the futex.
+    /// the reactor until an event, a timer, or an unpark; the worker uses it only when it is
+    /// the last awake worker, the watchdog asked for a driver, or `others_stuck` (it saw
+    /// another worker stuck in a long poll) while nobody spins; otherwise it sleeps on the
+    /// futex. `now` is the policy clock, for the watch. A worker that returns awake (`Work`,
+    /// `Woken`) calls [`Idle::attend`] next.
     pub(crate) fn park<T>(
         &self,
+        now: Nanos,
+        others_stuck: bool,
         mut recheck: impl FnMut() -> Option<T>,
         mut drive: Option<&mut dyn FnMut()>,
     ) -> Parked<T> {
         let (workers, can_drive) = (self.workers, drive.is_some());
         // Announce: one CAS that adds us to `sleepers` or makes us the driver.
-        let Some((announced, as_driver)) = self.update(|w| match w.announce(workers, can_drive) {
+        let step = |w: Word| w.announce(workers, can_drive, others_stuck);
+        let Some((announced, as_driver)) = self.update(|w| match step(w) {
             Some((new, d)) => Ok((new, Some((new, d)))),
             None => Err(None),
         }) else {
@@ -294,6 +403,9 @@ impl<F: Futex> Idle<F> {
             self.update(|w| Ok((w.unannounce(as_driver), ())));
             return Parked::Work(work);
         }
+        // Parked for real: arm the watch if another worker is awake, disarm it if every
+        // worker is now parked (one of them as the driver).
+        self.attend(now);
 
         if as_driver {
             if let Some(drive) = drive.as_mut() {
@@ -336,9 +448,11 @@ impl<F: Futex> Idle<F> {
         self.update(|w| Ok((w.shutdown(), ())));
         self.futex.wake(&self.word, u32::MAX);
         unpark_driver();
+        self.watch.close();
     }
 
     /// Whether [`Idle::shutdown`] was called.
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn is_shutdown(&self) -> bool {
         // Acquire: a worker that sees SHUTDOWN stops; nothing else is read through this.
         Word(self.word.load(Acquire)).is_shutdown()

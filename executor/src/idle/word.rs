@@ -3,10 +3,13 @@
 //!
 //! ```text
 //! let w = Word::EMPTY.start_spinning(1).unwrap();           // one spinner
-//! let (w, as_driver) = w.stop_spinning().announce(2, true).unwrap();
+//! let (w, as_driver) = w.stop_spinning().announce(2, true, false).unwrap();
 //! assert!(!as_driver);                                     // another worker is awake
 //! let (w, who) = w.pick().unwrap();                        // a producer: Woke::Sleeper
 //! let Claim::Woken(w) = w.claim_sleeper() else { .. };     // it claims WAKING, spins
+//! // ... it finds work and runs it for seconds; the other worker parks (not the last) ...
+//! let (w, who) = w.need_driver().unwrap();                 // the watchdog: Woke::Sleeper
+//! // ... the sleeper it woke spins, then parks: it becomes the driver though a worker is awake
 //! ```
 //!
 //! Nothing here touches memory: [`super::Idle`] loads the word, asks one of these functions
@@ -22,7 +25,8 @@
 //! | 17    | `DRIVER`        | one worker is parked in the reactor (`Driver::park`), not on the futex |
 //! | 18    | `DRIVER_WAKING` | that worker has been picked to wake and has not yet claimed it |
 //! | 19    | `SHUTDOWN`      | the runtime is stopping; nobody parks any more |
-//! | 20-31 | epoch           | bumped by every wake decision (no ABA on the futex value) |
+//! | 20    | `DRIVER_NEEDED` | the watchdog found the reactor unattended: the next worker to park drives |
+//! | 21-31 | epoch           | bumped by every wake decision (no ABA on the futex value) |
 
 const ONE_SLEEPER: u32 = 1;
 const SLEEPERS_MASK: u32 = 0xff;
@@ -32,7 +36,8 @@ const WAKING: u32 = 1 << 16;
 const DRIVER: u32 = 1 << 17;
 const DRIVER_WAKING: u32 = 1 << 18;
 const SHUTDOWN: u32 = 1 << 19;
-const EPOCH_SHIFT: u32 = 20;
+const DRIVER_NEEDED: u32 = 1 << 20;
+const EPOCH_SHIFT: u32 = 21;
 const EPOCH_ONE: u32 = 1 << EPOCH_SHIFT;
 
 /// The most workers the word can count.
@@ -84,6 +89,21 @@ impl Word {
         self.0 & DRIVER != 0
     }
 
+    /// A driver is parked, or was picked to wake and has not claimed it yet: either way there
+    /// is one, and no other worker may become it.
+    pub(crate) fn driver_present(self) -> bool {
+        self.0 & (DRIVER | DRIVER_WAKING) != 0
+    }
+
+    /// Whether the watch should be armed: some worker is parked (on the futex or as the
+    /// driver) while another is not (spinning, running a task, or picked to wake). Then a
+    /// worker that stops attending the reactor (a task that blocks) can leave the parked ones
+    /// unaware of events; see `watch.rs`.
+    pub(crate) fn wants_watch(self, workers: u32) -> bool {
+        let parked = self.sleepers() + self.driver_parked() as u32;
+        !self.is_shutdown() && parked > 0 && parked < workers
+    }
+
     /// [`Word::shutdown`] happened.
     pub(crate) fn is_shutdown(self) -> bool {
         self.0 & SHUTDOWN != 0
@@ -94,7 +114,7 @@ impl Word {
         (self.0 & WAKING != 0) as u32 + (self.0 & DRIVER_WAKING != 0) as u32
     }
 
-    /// The wake-decision counter (12 bits, wrapping).
+    /// The wake-decision counter (11 bits, wrapping).
     #[cfg(test)]
     fn epoch(self) -> u32 {
         self.0 >> EPOCH_SHIFT
@@ -142,21 +162,52 @@ impl Word {
         }
     }
 
-    /// An awake worker that is not spinning announces that it parks: as the driver when it
-    /// is the last awake worker and `can_drive` (a reactor exists), else as a futex sleeper.
-    /// Returns the new word and whether it is the driver; `None` once shut down.
-    pub(crate) fn announce(self, workers: u32, can_drive: bool) -> Option<(Word, bool)> {
+    /// An awake worker that is not spinning announces that it parks: as the driver when
+    /// `can_drive` (a reactor exists), there is no driver, and either it is the last awake
+    /// worker, or the watchdog asked for a driver (`DRIVER_NEEDED`, consumed here), or
+    /// `others_stuck` (the worker saw another one stuck in a long poll) while nobody spins
+    /// and no wake-up is pending; else as a futex sleeper. Returns the new word and whether
+    /// it is the driver; `None` once shut down.
+    pub(crate) fn announce(
+        self,
+        workers: u32,
+        can_drive: bool,
+        others_stuck: bool,
+    ) -> Option<(Word, bool)> {
         if self.is_shutdown() {
             return None;
         }
         // The last awake worker: every other worker is counted in `sleepers`. (The driver
         // and any worker picked to wake are not counted there, so this also means nobody
         // spins, nobody is the driver, and no wake-up is pending.)
-        let last = can_drive && self.sleepers() + 1 == workers;
-        if last {
-            Some((Word(self.0 | DRIVER), true))
+        let last = self.sleepers() + 1 == workers;
+        let needed = self.0 & DRIVER_NEEDED != 0 || (others_stuck && !self.someone_looking());
+        if can_drive && (last || (needed && !self.driver_present())) {
+            Some((Word((self.0 | DRIVER) & !DRIVER_NEEDED), true))
         } else {
             Some((Word(self.0 + ONE_SLEEPER), false))
+        }
+    }
+
+    /// The watchdog's transition: nobody has polled the reactor for a while although some
+    /// worker is parked (so events and timers may be waiting), and no driver is parked. Sets
+    /// `DRIVER_NEEDED`, so that the next worker to park blocks in the reactor even if another
+    /// worker is awake (busy in a long poll), and, unless somebody is already looking for
+    /// work (who will then be that worker), picks a futex sleeper to wake for it, bumping the
+    /// epoch like any wake decision. `None`: nothing to change (a driver is there, the flag
+    /// is set and nobody can be woken, or the runtime is stopping).
+    pub(crate) fn need_driver(self) -> Option<(Word, Woke)> {
+        if self.is_shutdown() || self.driver_present() {
+            return None;
+        }
+        let flagged = Word(self.0 | DRIVER_NEEDED);
+        if !self.someone_looking() && self.sleepers() > 0 {
+            let w = Word((flagged.0 - ONE_SLEEPER) | WAKING).bump_epoch();
+            Some((w, Woke::Sleeper))
+        } else if flagged != self {
+            Some((flagged, Woke::Nobody))
+        } else {
+            None
         }
     }
 
@@ -242,7 +293,7 @@ mod tests {
     type State = (u32, Vec<W>);
 
     fn key(w: Word, ws: &[W]) -> State {
-        (w.0 & !(0xfff << EPOCH_SHIFT), ws.to_vec())
+        (w.0 & !(0x7ff << EPOCH_SHIFT), ws.to_vec())
     }
 
     /// The invariants every reachable word keeps, given which workers are where.
@@ -268,6 +319,22 @@ mod tests {
             "{w:?} {ws:?}"
         );
         assert!(w.0 & DRIVER == 0 || w.0 & DRIVER_WAKING == 0, "{w:?}");
+        // The flag asks for a driver; the worker that becomes one clears it.
+        assert!(
+            w.0 & DRIVER_NEEDED == 0 || count(W::Driver) == 0,
+            "DRIVER_NEEDED beside a driver: {w:?} {ws:?}"
+        );
+        // The watch is wanted exactly when some worker is parked and another is not.
+        let parked = count(W::Sleeper) - (w.0 & WAKING != 0) as u32 + (w.0 & DRIVER != 0) as u32;
+        let exited = ws.iter().filter(|&&x| x == W::Exited).count() as u32;
+        if !w.is_shutdown() {
+            assert_eq!(exited, 0);
+            assert_eq!(
+                w.wants_watch(workers),
+                parked > 0 && parked < workers,
+                "{w:?} {ws:?}"
+            );
+        }
         assert!(
             w.sleepers() + w.spinners() + picked + w.driver_parked() as u32 <= workers,
             "{w:?} counts more than {workers} workers"
@@ -294,10 +361,14 @@ mod tests {
                     if let Some(nw) = w.start_spinning(max_spinners) {
                         with(i, W::Spinning, nw, false);
                     }
-                    match w.announce(workers, can_drive) {
-                        Some((nw, true)) => with(i, W::Driver, nw, false),
-                        Some((nw, false)) => with(i, W::Sleeper, nw, false),
-                        None => with(i, W::Exited, w, false),
+                    // Whether it saw another worker stuck is a hint from outside the word:
+                    // both answers, at any time.
+                    for stuck in [false, true] {
+                        match w.announce(workers, can_drive, stuck) {
+                            Some((nw, true)) => with(i, W::Driver, nw, false),
+                            Some((nw, false)) => with(i, W::Sleeper, nw, false),
+                            None => with(i, W::Exited, w, false),
+                        }
                     }
                 }
                 W::Spinning => {
@@ -330,6 +401,10 @@ mod tests {
         }
         if let Some((nw, _)) = w.pick() {
             out.push((nw, ws.to_vec(), true));
+        }
+        // The watchdog, at any time (it is a decision only when it picks a sleeper).
+        if let Some((nw, who)) = w.need_driver() {
+            out.push((nw, ws.to_vec(), who != Woke::Nobody));
         }
         if !w.is_shutdown() {
             out.push((w.shutdown(), ws.to_vec(), false));
@@ -374,15 +449,15 @@ mod tests {
 
     #[test]
     fn pick_prefers_the_driver_and_only_wakes_when_nobody_looks() {
-        let (w, driver) = Word::EMPTY.announce(2, true).unwrap();
+        let (w, driver) = Word::EMPTY.announce(2, true, false).unwrap();
         assert!(!driver, "another worker is awake: a futex sleeper");
-        let (w, driver) = w.announce(2, true).unwrap();
+        let (w, driver) = w.announce(2, true, false).unwrap();
         assert!(driver, "the last awake worker drives");
         let (w2, who) = w.pick().unwrap();
         assert_eq!(who, Woke::Driver);
         assert_ne!(w2.epoch(), w.epoch());
         assert_eq!(w2.pick(), None, "the picked driver is looking");
-        let spinning = Word::EMPTY.announce(2, false).unwrap().0;
+        let spinning = Word::EMPTY.announce(2, false, false).unwrap().0;
         let spinning = spinning.start_spinning(1).unwrap();
         assert_eq!(spinning.pick(), None, "a spinner is looking");
         assert_eq!(spinning.stop_spinning().pick().unwrap().1, Woke::Sleeper);
@@ -392,7 +467,7 @@ mod tests {
     fn spinners_and_pending_wakes_are_capped() {
         let w = Word::EMPTY.start_spinning(1).unwrap();
         assert_eq!(w.start_spinning(1), None);
-        let (w, _) = Word::EMPTY.announce(3, false).unwrap();
+        let (w, _) = Word::EMPTY.announce(3, false, false).unwrap();
         let (w, _) = w.pick().unwrap();
         assert_eq!(
             w.start_spinning(1),
@@ -403,21 +478,85 @@ mod tests {
     }
 
     #[test]
+    fn the_watchdog_makes_the_next_parker_the_driver_beside_a_busy_worker() {
+        // Worker A is busy (awake, not spinning); B parks as a futex sleeper: not the last.
+        let (w, driver) = Word::EMPTY.announce(2, true, false).unwrap();
+        assert!(!driver);
+        assert!(w.wants_watch(2), "one parked, one awake");
+        // The watchdog: nobody polled the reactor; it wakes B and asks for a driver.
+        let (w, who) = w.need_driver().unwrap();
+        assert_eq!(who, Woke::Sleeper);
+        let Claim::Woken(w) = w.claim_sleeper() else {
+            panic!("WAKING is set");
+        };
+        // B spins (polling the reactor), then parks again: now as the driver, with A awake.
+        let (w, driver) = w.stop_spinning().announce(2, true, false).unwrap();
+        assert!(driver, "DRIVER_NEEDED makes the next parker the driver");
+        // It returns (an event), runs what came, and parks again beside the stuck worker:
+        // seeing that worker stuck, it drives again without waiting for the watchdog.
+        assert_eq!(w.need_driver(), None, "a driver is parked: nothing to do");
+        let back = w.claim_driver().unwrap().stop_spinning();
+        assert!(
+            !back.announce(2, true, false).unwrap().1,
+            "not the last, no flag"
+        );
+        assert!(
+            back.announce(2, true, true).unwrap().1,
+            "another worker is stuck"
+        );
+        // But not while somebody spins (it attends the reactor).
+        let spinning3 = Word::EMPTY.start_spinning(2).unwrap();
+        assert!(!spinning3.announce(3, true, true).unwrap().1);
+        // Without a reactor there is nothing to drive: the flag waits for one.
+        let (w, _) = Word::EMPTY.announce(2, false, false).unwrap();
+        let (w, _) = w.need_driver().unwrap();
+        let (w, _) = w
+            .claim_sleeper_or_panic()
+            .stop_spinning()
+            .announce(2, false, false)
+            .unwrap();
+        assert!(!w.driver_parked());
+        // A spinner is looking: the flag is set, nobody is woken.
+        let spinning = Word::EMPTY
+            .announce(3, true, false)
+            .unwrap()
+            .0
+            .start_spinning(1)
+            .unwrap();
+        let (flagged, who) = spinning.need_driver().unwrap();
+        assert_eq!(who, Woke::Nobody);
+        assert_eq!(flagged.need_driver(), None, "already flagged");
+        let (_, driver) = flagged.stop_spinning().announce(3, true, false).unwrap();
+        assert!(driver);
+    }
+
+    impl Word {
+        fn claim_sleeper_or_panic(self) -> Word {
+            match self.claim_sleeper() {
+                Claim::Woken(w) => w,
+                c => panic!("expected a wake-up to claim, got {c:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn shutdown_stops_parking_and_claims() {
-        let (w, _) = Word::EMPTY.announce(2, false).unwrap();
+        let (w, _) = Word::EMPTY.announce(2, false, false).unwrap();
         let w = w.shutdown();
-        assert_ne!(w, Word::EMPTY.announce(2, false).unwrap().0);
-        assert_eq!(w.announce(2, true), None);
+        assert_ne!(w, Word::EMPTY.announce(2, false, false).unwrap().0);
+        assert_eq!(w.announce(2, true, false), None);
         assert_eq!(w.start_spinning(2), None);
         assert_eq!(w.claim_sleeper(), Claim::Shutdown);
         assert_eq!(w.claim_driver(), None);
         assert_eq!(w.pick(), None);
+        assert_eq!(w.need_driver(), None);
+        assert!(!w.wants_watch(2));
     }
 
     #[test]
     fn a_sleeper_not_picked_waits_again() {
-        let (w, _) = Word::EMPTY.announce(3, false).unwrap();
-        let (w, _) = w.announce(3, false).unwrap();
+        let (w, _) = Word::EMPTY.announce(3, false, false).unwrap();
+        let (w, _) = w.announce(3, false, false).unwrap();
         let (w, _) = w.pick().unwrap();
         let Claim::Woken(after) = w.claim_sleeper() else {
             panic!("WAKING is set");

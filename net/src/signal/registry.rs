@@ -1,30 +1,37 @@
-//! The process-wide half of signal handling: the `sigaction` handler, what it counts, and the
-//! eventfd it writes.
+//! The process-wide half of signal handling: the `sigaction` handler, what it counts, the
+//! eventfd of each signal kind it writes, and the tasks waiting for each kind.
 //!
 //! The handler does only async-signal-safe things: it bumps the signal's delivery counter (a
-//! lock-free atomic) and writes 8 bytes to one process-wide eventfd, saving and restoring
-//! `errno` around the write. Every [`Signal`](super::Signal) holds its own `dup` of that
-//! eventfd, registered in its runtime's epoll set, so one write wakes every listener of every
-//! runtime; a listener then compares the counter with the value it saw last.
+//! lock-free atomic) and writes 8 bytes to that signal's eventfd, saving and restoring `errno`
+//! around the write. Each runtime registers a kind's eventfd once in its epoll set (the
+//! reactor's `shared_source`); its listeners all wait on that one registration. A listener
+//! compares the counter with the value it saw last.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering::SeqCst};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::task::{Wake, Waker};
+
+use crate::sys;
 
 /// Signal numbers are 1..=64 on Linux (`SIGRTMAX` is 64).
 pub(crate) const MAX_SIGNAL: libc::c_int = 64;
 
+const KINDS: usize = MAX_SIGNAL as usize + 1;
+
 /// Deliveries seen by the handler, per signal number.
-static DELIVERED: [AtomicU64; MAX_SIGNAL as usize + 1] =
-    [const { AtomicU64::new(0) }; MAX_SIGNAL as usize + 1];
+static DELIVERED: [AtomicU64; KINDS] = [const { AtomicU64::new(0) }; KINDS];
 
-/// The eventfd the handler writes, or -1 before the first handler is installed. It is never
-/// closed once created (it lives as long as the process, like the handlers).
-static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
+/// Each signal's eventfd, or -1 before its first listener. Never closed once created: it
+/// lives as long as the process, like the handler that writes it.
+static KIND_FD: [AtomicI32; KINDS] = [const { AtomicI32::new(-1) }; KINDS];
 
-/// Which handlers are installed (bit `n` for signal `n`), and the eventfd they write.
-static INSTALLED: Mutex<(u128, Option<OwnedFd>)> = Mutex::new((0, None));
+/// Taken to create a kind's eventfd and install its handler, once.
+static INSTALL: Mutex<()> = Mutex::new(());
+
+/// The tasks waiting for each signal, in every runtime.
+static WAITERS: [OnceLock<Arc<Waiters>>; KINDS] = [const { OnceLock::new() }; KINDS];
 
 /// How many times `signum` has been delivered since its handler was installed.
 pub(crate) fn delivered(signum: libc::c_int) -> u64 {
@@ -34,64 +41,110 @@ pub(crate) fn delivered(signum: libc::c_int) -> u64 {
 }
 
 extern "C" fn on_signal(signum: libc::c_int) {
-    // SAFETY: __errno_location returns this thread's errno slot, valid for the thread's life.
-    let errno = unsafe { *libc::__errno_location() };
-    if let Some(count) = DELIVERED.get(signum as usize) {
-        // SeqCst: the increment is visible before the write below can wake anybody.
-        count.fetch_add(1, SeqCst);
-    }
-    let fd = WAKE_FD.load(SeqCst);
+    let Some(count) = DELIVERED.get(signum as usize) else {
+        return;
+    };
+    // SeqCst: the increment is visible before the write below can wake anybody.
+    count.fetch_add(1, SeqCst);
+    let fd = KIND_FD[signum as usize].load(SeqCst);
     if fd >= 0 {
-        let one: u64 = 1;
-        // SAFETY: write(2) is async-signal-safe; it reads 8 bytes from a u64 on our stack.
-        // Nobody reads the eventfd, so its counter only grows; EAGAIN would need 2^64 - 1
-        // signals.
-        unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
+        // Async-signal-safe. Nobody reads the eventfd, so its counter only grows.
+        sys::eventfd_add_from_handler(fd);
     }
-    // SAFETY: as above; restoring errno keeps the interrupted code's view of it intact.
-    unsafe { *libc::__errno_location() = errno };
 }
 
-/// Installs the handler for `signum` (once per process) and returns a new descriptor of the
-/// eventfd it writes, for the caller to register with its reactor.
-pub(crate) fn register(signum: libc::c_int) -> io::Result<OwnedFd> {
-    let mut installed = INSTALLED.lock().unwrap_or_else(|e| e.into_inner());
-    if installed.1.is_none() {
-        // SAFETY: eventfd takes no pointers; a non-negative result is a new fd we own.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-        if fd < 0 {
-            let e = io::Error::last_os_error();
-            return Err(io::Error::new(
-                e.kind(),
-                format!("eventfd for signals: {e}"),
-            ));
-        }
-        // SAFETY: just created, owned by nobody else.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        WAKE_FD.store(fd.as_raw_fd(), SeqCst);
-        installed.1 = Some(fd);
+/// The eventfd that `signum`'s handler writes, for the caller to register with its reactor.
+/// The first call for a signal creates it and installs the handler; later calls open
+/// nothing, so they cannot fail for want of descriptors.
+pub(crate) fn kind_fd(signum: libc::c_int) -> io::Result<RawFd> {
+    let slot = &KIND_FD[signum as usize];
+    // SeqCst: pairs with the store below, made once the handler is installed.
+    let fd = slot.load(SeqCst);
+    if fd >= 0 {
+        return Ok(fd);
     }
-    if installed.0 & (1 << signum) == 0 {
-        // SAFETY: sigaction is plain old data; all-zero is a valid starting value.
-        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-        action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        action.sa_flags = libc::SA_RESTART;
-        // SAFETY: `action` is a valid sigaction on our stack; the handler only does
-        // async-signal-safe work (see `on_signal`); a null old-action pointer is allowed.
-        let r = unsafe {
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(signum, &action, std::ptr::null_mut())
-        };
-        if r < 0 {
-            let e = io::Error::last_os_error();
-            return Err(io::Error::new(
-                e.kind(),
-                format!("installing a handler for signal {signum}: {e}"),
-            ));
-        }
-        installed.0 |= 1 << signum;
+    let _once = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+    let fd = slot.load(SeqCst);
+    if fd >= 0 {
+        return Ok(fd);
     }
-    let fd = installed.1.as_ref().expect("created above");
-    fd.try_clone()
-        .map_err(|e| io::Error::new(e.kind(), format!("dup of the signal eventfd: {e}")))
+    let eventfd = sys::EventFd::new()
+        .map_err(|e| io::Error::new(e.kind(), format!("eventfd for signal {signum}: {e}")))?;
+    sys::install_handler(signum, on_signal)?;
+    // Published after the handler is installed, so a caller that finds it can rely on the
+    // handler (a delivery in between is counted; no listener existed to wake).
+    let fd = eventfd.into_raw();
+    slot.store(fd, SeqCst);
+    Ok(fd)
+}
+
+/// The tasks waiting for `signum`.
+pub(crate) fn waiters(signum: libc::c_int) -> Arc<Waiters> {
+    WAITERS[signum as usize]
+        .get_or_init(Default::default)
+        .clone()
+}
+
+/// The wakers of the tasks waiting for one signal, one slot per listener, and itself a waker:
+/// registered (once) with each runtime's readiness of the signal's eventfd, it wakes all of
+/// them. A listener's slot goes when the listener does, so the list holds only live
+/// listeners, however many come and go between two deliveries.
+#[derive(Default)]
+pub(crate) struct Waiters {
+    slots: Mutex<Slots>,
+}
+
+#[derive(Default)]
+struct Slots {
+    wakers: Vec<Option<Waker>>,
+    free: Vec<usize>,
+}
+
+impl Waiters {
+    fn slots(&self) -> MutexGuard<'_, Slots> {
+        // Only wakers are kept under this lock, and none is woken while it is held.
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A slot for a new listener.
+    pub(crate) fn add(&self) -> usize {
+        let mut s = self.slots();
+        match s.free.pop() {
+            Some(i) => i,
+            None => {
+                s.wakers.push(None);
+                s.wakers.len() - 1
+            }
+        }
+    }
+
+    /// Stores the waker of the listener in `slot` (unless it is there already).
+    pub(crate) fn set(&self, slot: usize, waker: &Waker) {
+        let mut s = self.slots();
+        let w = &mut s.wakers[slot];
+        if !w.as_ref().is_some_and(|w| w.will_wake(waker)) {
+            *w = Some(waker.clone());
+        }
+    }
+
+    /// Frees the slot of a listener that is going away.
+    pub(crate) fn remove(&self, slot: usize) {
+        let mut s = self.slots();
+        s.wakers[slot] = None;
+        s.free.push(slot);
+    }
+}
+
+impl Wake for Waiters {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        // Wakers are woken outside the lock: a waker may run arbitrary code.
+        let wakers: Vec<Waker> = self.slots().wakers.iter().flatten().cloned().collect();
+        for w in wakers {
+            w.wake();
+        }
+    }
 }

@@ -1,31 +1,19 @@
 //! [`TcpListener`]: accepting connections.
 
-use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::pin::Pin;
-use std::sync::Mutex;
 use std::task::{ready, Context, Poll};
-use std::time::Duration;
 
-use crate::io_source::IoSource;
-use crate::readiness::Direction;
-use crate::tcp::stream::{sockaddr, TcpStream};
-use crate::time::{sleep, Sleep};
+use crate::listener::ListenerCore;
+
+use super::{Accept, TcpSocket, TcpStream};
 
 /// The listen backlog [`TcpListener::bind`] asks for: the most connections the kernel queues
 /// until they are accepted. The kernel caps it at `net.core.somaxconn` (4096 by default since
 /// Linux 5.4). A short queue makes bursts of connects wait for a SYN retransmit (a second).
 pub const DEFAULT_BACKLOG: u32 = 1024;
-
-/// How long accepting pauses after the process or system ran out of descriptors or memory.
-/// Existing connections keep being served meanwhile; when one closes, the next try succeeds.
-///
-/// ```
-/// assert!(spinpark::net::ACCEPT_BACKOFF < std::time::Duration::from_secs(1));
-/// ```
-pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// A TCP socket listening for connections.
 ///
@@ -43,18 +31,17 @@ pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 ///
 /// `accept` skips errors that belong to a single connection (it was reset or refused before
 /// it could be accepted). When descriptors or memory run out (`EMFILE`, `ENFILE`, `ENOBUFS`,
-/// `ENOMEM`), it does not spin: it waits [`ACCEPT_BACKOFF`] and tries again, as long as it
-/// takes.
+/// `ENOMEM`), it does not spin: it waits [`ACCEPT_BACKOFF`](super::ACCEPT_BACKOFF) and tries
+/// again, as long as it takes.
 pub struct TcpListener {
-    io: IoSource<std::net::TcpListener>,
-    backoff: Mutex<Option<Sleep>>,
+    core: ListenerCore<std::net::TcpListener>,
 }
 
 impl std::fmt::Debug for TcpListener {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TcpListener")
             .field("local_addr", &self.local_addr().ok())
-            .field("fd", &self.io.raw_fd())
+            .field("fd", &self.core.raw_fd())
             .finish()
     }
 }
@@ -93,8 +80,15 @@ impl TcpListener {
     ) -> io::Result<TcpListener> {
         let mut last = None;
         for a in crate::addr::resolve(addr).await? {
-            match listen_on(a, backlog) {
-                Ok(l) => return Self::from_std(l),
+            // With `SO_REUSEADDR`, as the standard library sets.
+            let listen = || {
+                let socket = TcpSocket::new_for(&a)?;
+                socket.set_reuseaddr(true)?;
+                socket.bind(a)?;
+                socket.listen(backlog)
+            };
+            match listen() {
+                Ok(l) => return Ok(l),
                 Err(e) => last = Some(e),
             }
         }
@@ -118,9 +112,13 @@ impl TcpListener {
     /// ```
     pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
         listener.set_nonblocking(true)?;
+        Self::from_nonblocking(listener)
+    }
+
+    /// Registers a listening socket that is already non-blocking.
+    pub(super) fn from_nonblocking(listener: std::net::TcpListener) -> io::Result<TcpListener> {
         Ok(TcpListener {
-            io: IoSource::new(listener)?,
-            backoff: Mutex::new(None),
+            core: ListenerCore::new(listener)?,
         })
     }
 
@@ -134,7 +132,7 @@ impl TcpListener {
     /// # });
     /// ```
     pub fn into_std(self) -> io::Result<std::net::TcpListener> {
-        Ok(self.io.into_inner())
+        Ok(self.core.into_inner())
     }
 
     /// The address this listener is bound to (with the actual port when bound to port 0).
@@ -146,7 +144,7 @@ impl TcpListener {
     /// # });
     /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get().local_addr()
+        self.core.get().local_addr()
     }
 
     /// Accepts a connection; its stream is registered with the same runtime. The future is
@@ -162,8 +160,8 @@ impl TcpListener {
     /// client.await.unwrap().unwrap();
     /// # });
     /// ```
-    pub fn accept(&self) -> super::Accept<'_> {
-        super::Accept::new(self)
+    pub fn accept(&self) -> Accept<'_> {
+        Accept::new(self)
     }
 
     /// Polls for a connection; see [`TcpListener::accept`].
@@ -178,31 +176,8 @@ impl TcpListener {
     /// # });
     /// ```
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
-        loop {
-            {
-                let mut backoff = self.backoff.lock().unwrap_or_else(|e| e.into_inner());
-                if let Some(s) = backoff.as_mut() {
-                    ready!(Pin::new(s).poll(cx));
-                    *backoff = None;
-                }
-            }
-            match ready!(self
-                .io
-                .poll_io(Direction::Read, cx, |l| l.accept(), |_| false))
-            {
-                Ok((stream, peer)) => {
-                    return Poll::Ready(TcpStream::from_std(stream).map(|s| (s, peer)));
-                }
-                Err(e) if is_per_connection(&e) => continue,
-                Err(e) if is_resource_exhaustion(&e) => {
-                    *self.backoff.lock().unwrap_or_else(|e| e.into_inner()) =
-                        Some(sleep(ACCEPT_BACKOFF));
-                }
-                Err(e) => {
-                    return Poll::Ready(Err(io::Error::new(e.kind(), format!("accept: {e}"))))
-                }
-            }
-        }
+        let (core, addr) = ready!(self.core.poll_accept(cx))?;
+        Poll::Ready(Ok((TcpStream { core }, addr.to_inet()?)))
     }
 
     /// The accepted connections as a `Stream` (it never ends).
@@ -224,68 +199,13 @@ impl TcpListener {
     }
 }
 
-/// A non-blocking socket bound to `addr` (with `SO_REUSEADDR`, as the standard library sets)
-/// and listening with `backlog`.
-fn listen_on(addr: SocketAddr, backlog: u32) -> io::Result<std::net::TcpListener> {
-    let domain = if addr.is_ipv4() {
-        libc::AF_INET
-    } else {
-        libc::AF_INET6
-    };
-    // The std listener owns (and will close) the socket, also on the error paths below.
-    let listener = std::net::TcpListener::from(crate::sys::stream_socket(domain)?);
-    let fd = listener.as_raw_fd();
-    let one: libc::c_int = 1;
-    // SAFETY: passes a valid c_int on our stack and its size.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_REUSEADDR,
-            (&one as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let (storage, len) = sockaddr(&addr);
-    // SAFETY: `storage` holds a valid sockaddr of `len` bytes for `addr`'s family.
-    let r = unsafe { libc::bind(fd, (&storage as *const libc::sockaddr_storage).cast(), len) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let backlog = backlog.min(i32::MAX as u32) as libc::c_int;
-    // SAFETY: listen(2) takes no pointers.
-    if unsafe { libc::listen(fd, backlog) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(listener)
-}
-
-/// An error that concerns only the connection being accepted.
-fn is_per_connection(e: &io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::ECONNABORTED | libc::EPERM | libc::EPROTO | libc::ECONNRESET | libc::ETIMEDOUT)
-    )
-}
-
-/// Out of descriptors or memory: the pending connection stays queued in the kernel.
-fn is_resource_exhaustion(e: &io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
-    )
-}
-
 /// The `Stream` of [`TcpListener::incoming`].
 ///
 /// ```
 /// # spinpark::Runtime::new().unwrap().block_on(async {
 /// use futures_util::StreamExt;
 /// let listener = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-/// let mut incoming: spinpark::net::Incoming<'_> = listener.incoming();
+/// let mut incoming: spinpark::net::tcp::Incoming<'_> = listener.incoming();
 /// let addr = listener.local_addr().unwrap();
 /// let client = spinpark::spawn(spinpark::net::TcpStream::connect(addr));
 /// assert!(incoming.next().await.unwrap().is_ok());
@@ -304,5 +224,11 @@ impl futures_core::Stream for Incoming<'_> {
         self.listener
             .poll_accept(cx)
             .map(|r| Some(r.map(|(s, _)| s)))
+    }
+}
+
+impl AsRawFd for TcpListener {
+    fn as_raw_fd(&self) -> RawFd {
+        self.core.raw_fd()
     }
 }

@@ -4,8 +4,9 @@ use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
-use super::stream::sockaddr;
 use super::{TcpListener, TcpStream};
+use crate::stream::StreamCore;
+use crate::sys::{self, SockAddr};
 
 /// A TCP socket that is neither listening nor connected yet: set options that must come
 /// before `bind`/`listen`/`connect` (address and port reuse, buffer sizes, the backlog), then
@@ -32,15 +33,6 @@ pub struct TcpSocket {
     // An unconnected socket; std's stream type is only the fd's owner (and gives us
     // `local_addr`, `set_nodelay` and `take_error`, which work on any TCP socket).
     socket: std::net::TcpStream,
-}
-
-fn check(r: libc::c_int, what: impl FnOnce() -> String) -> io::Result<()> {
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        Err(io::Error::new(e.kind(), format!("{}: {e}", what())))
-    } else {
-        Ok(())
-    }
 }
 
 impl TcpSocket {
@@ -76,8 +68,7 @@ impl TcpSocket {
     }
 
     fn new(domain: libc::c_int) -> io::Result<TcpSocket> {
-        let fd = crate::sys::stream_socket(domain)
-            .map_err(|e| io::Error::new(e.kind(), format!("socket: {e}")))?;
+        let fd = sys::stream_socket(domain)?;
         let socket = std::net::TcpStream::from(fd);
         Ok(TcpSocket { socket })
     }
@@ -89,36 +80,11 @@ impl TcpSocket {
         value: libc::c_int,
         what: &str,
     ) -> io::Result<()> {
-        // SAFETY: passes a pointer to a c_int on our stack and its size; the kernel only
-        // reads it.
-        let r = unsafe {
-            libc::setsockopt(
-                self.socket.as_raw_fd(),
-                level,
-                name,
-                (&value as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        check(r, || format!("setsockopt({what}, {value})"))
+        sys::setsockopt_int(self.socket.as_raw_fd(), level, name, value, what)
     }
 
     fn get(&self, level: libc::c_int, name: libc::c_int, what: &str) -> io::Result<libc::c_int> {
-        let mut value: libc::c_int = 0;
-        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: the kernel writes at most `len` bytes into the c_int on our stack and
-        // updates `len`.
-        let r = unsafe {
-            libc::getsockopt(
-                self.socket.as_raw_fd(),
-                level,
-                name,
-                (&mut value as *mut libc::c_int).cast(),
-                &mut len,
-            )
-        };
-        check(r, || format!("getsockopt({what})"))?;
-        Ok(value)
+        sys::getsockopt_int(self.socket.as_raw_fd(), level, name, what)
     }
 
     /// Sets `SO_REUSEADDR`: bind a port that still has connections in `TIME_WAIT`.
@@ -273,16 +239,9 @@ impl TcpSocket {
     /// s.bind("127.0.0.1:0".parse().unwrap()).unwrap();
     /// ```
     pub fn bind(&self, addr: SocketAddr) -> io::Result<()> {
-        let (storage, len) = sockaddr(&addr);
-        // SAFETY: `storage` holds a valid sockaddr of `len` bytes for `addr`'s family.
-        let r = unsafe {
-            libc::bind(
-                self.socket.as_raw_fd(),
-                (&storage as *const libc::sockaddr_storage).cast(),
-                len,
-            )
-        };
-        check(r, || format!("binding to {addr}"))
+        sys::bind(self.socket.as_raw_fd(), &SockAddr::inet(&addr), || {
+            format!("binding to {addr}")
+        })
     }
 
     /// The bound address (with the actual port after binding port 0).
@@ -311,12 +270,9 @@ impl TcpSocket {
     /// # });
     /// ```
     pub fn listen(self, backlog: u32) -> io::Result<TcpListener> {
-        let backlog = backlog.min(i32::MAX as u32) as libc::c_int;
-        // SAFETY: listen(2) on our own socket; no pointers.
-        let r = unsafe { libc::listen(self.socket.as_raw_fd(), backlog) };
-        check(r, || format!("listen(backlog {backlog})"))?;
+        sys::listen(self.socket.as_raw_fd(), backlog)?;
         let fd = OwnedFd::from(self.socket);
-        TcpListener::from_std(std::net::TcpListener::from(fd))
+        TcpListener::from_nonblocking(std::net::TcpListener::from(fd))
     }
 
     /// Connects to `addr` and returns the stream, on the current runtime.
@@ -333,24 +289,16 @@ impl TcpSocket {
     /// # });
     /// ```
     pub async fn connect(self, addr: SocketAddr) -> io::Result<TcpStream> {
-        let context = |e: io::Error| io::Error::new(e.kind(), format!("connecting to {addr}: {e}"));
-        let (storage, len) = sockaddr(&addr);
-        // SAFETY: `storage` holds a valid sockaddr of `len` bytes for `addr`'s family.
-        let r = unsafe {
-            libc::connect(
-                self.socket.as_raw_fd(),
-                (&storage as *const libc::sockaddr_storage).cast(),
-                len,
-            )
-        };
-        if r < 0 {
-            let e = io::Error::last_os_error();
-            if e.raw_os_error() != Some(libc::EINPROGRESS) {
-                return Err(context(e));
-            }
+        match StreamCore::connect(self.socket, &SockAddr::inet(&addr)).await {
+            Ok(core) => Ok(TcpStream { core }),
+            Err(e) => Err(connecting_to(addr, e)),
         }
-        TcpStream::connected(self.socket).await.map_err(context)
     }
+}
+
+/// `e`, saying that it happened connecting to `addr`.
+pub(super) fn connecting_to(addr: SocketAddr, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("connecting to {addr}: {e}"))
 }
 
 impl AsRawFd for TcpSocket {

@@ -1,14 +1,16 @@
 //! [`TcpStream`]: a connected TCP socket with `futures-io`'s `AsyncRead` and `AsyncWrite`.
 
-use std::future::poll_fn;
-use std::io::{self, Write};
+use std::io;
 use std::mem::MaybeUninit;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
 use std::task::{Context, Poll};
 
-use crate::io_source::IoSource;
+use crate::io_traits::{impl_async_read, impl_async_write};
 use crate::readiness::Direction;
+use crate::stream::StreamCore;
+
+use super::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, TcpSocket, WriteHalf};
 
 /// A TCP connection.
 ///
@@ -26,7 +28,7 @@ use crate::readiness::Direction;
 /// side, reads return 0 and writes still work (half-close); writing to a peer that closed the
 /// connection fails with `BrokenPipe` or `ConnectionReset`. Dropping the stream closes it.
 pub struct TcpStream {
-    io: IoSource<std::net::TcpStream>,
+    pub(super) core: StreamCore<std::net::TcpStream>,
 }
 
 impl std::fmt::Debug for TcpStream {
@@ -34,7 +36,7 @@ impl std::fmt::Debug for TcpStream {
         f.debug_struct("TcpStream")
             .field("local_addr", &self.local_addr().ok())
             .field("peer_addr", &self.peer_addr().ok())
-            .field("fd", &self.io.raw_fd())
+            .field("fd", &self.core.raw_fd())
             .finish()
     }
 }
@@ -61,34 +63,17 @@ impl TcpStream {
     pub async fn connect(addr: impl crate::ToSocketAddrs) -> io::Result<TcpStream> {
         let mut last = None;
         for a in crate::addr::resolve(addr).await? {
-            match Self::connect_addr(a).await {
-                Ok(s) => return Ok(s),
-                Err(e) => last = Some(io::Error::new(e.kind(), format!("connecting to {a}: {e}"))),
+            match TcpSocket::new_for(&a) {
+                Ok(socket) => match socket.connect(a).await {
+                    Ok(s) => return Ok(s),
+                    Err(e) => last = Some(e),
+                },
+                Err(e) => last = Some(super::socket::connecting_to(a, e)),
             }
         }
         Err(last.unwrap_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidInput, "no addresses to connect to")
         }))
-    }
-
-    async fn connect_addr(addr: SocketAddr) -> io::Result<TcpStream> {
-        Self::connected(start_connect(addr)?).await
-    }
-
-    /// Finishes a connection started on the non-blocking `std` (its `connect` returned
-    /// `EINPROGRESS` or succeeded).
-    pub(crate) async fn connected(std: std::net::TcpStream) -> io::Result<TcpStream> {
-        let stream = TcpStream {
-            io: IoSource::connecting(std)?,
-        };
-        // The connection is established (or failed) when the socket turns writable.
-        poll_fn(|cx| stream.io.poll_ready(Direction::Write, cx)).await?;
-        if let Some(e) = stream.io.get().take_error()? {
-            return Err(e);
-        }
-        // Writable without an error but not connected would be a kernel oddity; make sure.
-        stream.io.get().peer_addr()?;
-        Ok(stream)
     }
 
     /// Wraps a connected stream from the standard library (it is made non-blocking).
@@ -104,7 +89,7 @@ impl TcpStream {
     pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
         stream.set_nonblocking(true)?;
         Ok(TcpStream {
-            io: IoSource::new(stream)?,
+            core: StreamCore::new(stream)?,
         })
     }
 
@@ -119,7 +104,7 @@ impl TcpStream {
     /// # });
     /// ```
     pub fn into_std(self) -> io::Result<std::net::TcpStream> {
-        Ok(self.io.into_inner())
+        Ok(self.core.into_inner())
     }
 
     /// The remote address.
@@ -132,7 +117,7 @@ impl TcpStream {
     /// # });
     /// ```
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get().peer_addr()
+        self.core.get().peer_addr()
     }
 
     /// The local address.
@@ -145,7 +130,7 @@ impl TcpStream {
     /// # });
     /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get().local_addr()
+        self.core.get().local_addr()
     }
 
     /// Sets `TCP_NODELAY` (disables Nagle's algorithm): small writes go out at once.
@@ -158,7 +143,7 @@ impl TcpStream {
     /// # });
     /// ```
     pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
-        self.io.get().set_nodelay(nodelay)
+        self.core.get().set_nodelay(nodelay)
     }
 
     /// Whether `TCP_NODELAY` is set.
@@ -172,14 +157,104 @@ impl TcpStream {
     /// # });
     /// ```
     pub fn nodelay(&self) -> io::Result<bool> {
-        self.io.get().nodelay()
+        self.core.get().nodelay()
     }
 
-    stream_io_methods! {
-        setup: [
-            r#"# let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();"#,
-            r#"# let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();"#,
-        ],
+    /// Shuts down the read side, the write side, or both, at once (`shutdown(2)`).
+    ///
+    /// Not named `shutdown`: tokio's `AsyncWriteExt::shutdown()` (with the `tokio-io`
+    /// feature) shuts down the write side, and an inherent method of that name would shadow
+    /// it, so `stream.shutdown().await` in tokio code would not compile. With `futures-io`'s
+    /// traits, `close().await` does the same.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// stream.shutdown_with(std::net::Shutdown::Write).unwrap(); // the peer reads end of stream
+    /// # });
+    /// ```
+    pub fn shutdown_with(&self, how: std::net::Shutdown) -> io::Result<()> {
+        self.core.shutdown(how)
+    }
+
+    /// Takes the socket's pending error (`SO_ERROR`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// assert!(stream.take_error().unwrap().is_none());
+    /// # });
+    /// ```
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.core.take_error()
+    }
+
+    /// Waits until the stream may be readable (a read may still return `WouldBlock`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// # let (peer, _) = l.accept().await.unwrap();
+    /// # peer.try_write(b"hi").unwrap();
+    /// let mut buf = [0; 16];
+    /// let n = loop {
+    ///     stream.readable().await.unwrap();
+    ///     match stream.try_read(&mut buf) {
+    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue, // not yet
+    ///         r => break r.unwrap(),
+    ///     }
+    /// };
+    /// assert_eq!(&buf[..n], b"hi");
+    /// # });
+    /// ```
+    pub async fn readable(&self) -> io::Result<()> {
+        self.core.ready(Direction::Read).await
+    }
+
+    /// Waits until the stream may be writable (a write may still return `WouldBlock`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// stream.writable().await.unwrap();
+    /// assert_eq!(stream.try_write(b"hi").unwrap(), 2);
+    /// # });
+    /// ```
+    pub async fn writable(&self) -> io::Result<()> {
+        self.core.ready(Direction::Write).await
+    }
+
+    /// Reads what is available now, without waiting: `WouldBlock` if nothing is.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// match stream.try_read(&mut [0; 16]) {
+    ///     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {} // nothing yet
+    ///     r => { r.unwrap(); }
+    /// }
+    /// # });
+    /// ```
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.core.try_read(buf)
+    }
+
+    /// Writes what fits now, without waiting: `WouldBlock` if nothing does.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// # let stream = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+    /// assert_eq!(stream.try_write(b"ping").unwrap(), 4);
+    /// # });
+    /// ```
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.core.try_write(buf)
     }
 
     /// Whether epoll reported that the peer closed its sending side.
@@ -192,7 +267,7 @@ impl TcpStream {
     /// # });
     /// ```
     pub fn is_read_closed(&self) -> bool {
-        self.io.read_closed()
+        self.core.is_read_closed()
     }
 
     /// Splits into a borrowed read half and write half, usable concurrently in one task.
@@ -207,12 +282,12 @@ impl TcpStream {
     /// write.write_all(b"hi").await.unwrap();
     /// # });
     /// ```
-    pub fn split(&mut self) -> (super::ReadHalf<'_>, super::WriteHalf<'_>) {
-        super::split::split(self)
+    pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
+        (ReadHalf(self), WriteHalf(self))
     }
 
     /// Splits into owned halves that can move to different tasks; see
-    /// [`super::OwnedWriteHalf`] for what dropping the write half does.
+    /// [`OwnedWriteHalf`] for what dropping the write half does.
     ///
     /// ```
     /// # spinpark::Runtime::new().unwrap().block_on(async {
@@ -223,8 +298,9 @@ impl TcpStream {
     /// # drop(write);
     /// # });
     /// ```
-    pub fn into_split(self) -> (super::OwnedReadHalf, super::OwnedWriteHalf) {
-        super::split::into_split(self)
+    pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
+        let (read, write) = crate::halves::into_split(self);
+        (OwnedReadHalf(read), OwnedWriteHalf(write))
     }
 
     /// Reads into possibly uninitialised memory, waiting until the socket is readable: on
@@ -247,100 +323,17 @@ impl TcpStream {
         cx: &mut Context<'_>,
         buf: &mut [MaybeUninit<u8>],
     ) -> Poll<io::Result<usize>> {
-        let len = buf.len();
-        self.io.poll_transfer(Direction::Read, cx, len, |s| {
-            recv_uninit(s.as_raw_fd(), buf)
-        })
-    }
-
-    pub(crate) fn poll_write_priv(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        // std's write uses send(MSG_NOSIGNAL): a closed peer is an EPIPE error, not SIGPIPE.
-        self.io
-            .poll_transfer(Direction::Write, cx, buf.len(), |s| (&*s).write(buf))
+        self.core.poll_read_uninit(cx, buf)
     }
 }
 
-/// Creates a non-blocking socket and starts connecting it.
-fn start_connect(addr: SocketAddr) -> io::Result<std::net::TcpStream> {
-    let domain = if addr.is_ipv4() {
-        libc::AF_INET
-    } else {
-        libc::AF_INET6
-    };
-    // The std stream owns (and will close) the socket, also on the error paths below.
-    let stream = std::net::TcpStream::from(crate::sys::stream_socket(domain)?);
-    let fd = stream.as_raw_fd();
-    let (storage, len) = sockaddr(&addr);
-    // SAFETY: `storage` holds a valid sockaddr of `len` bytes for `addr`'s family.
-    let r = unsafe { libc::connect(fd, (&storage as *const libc::sockaddr_storage).cast(), len) };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINPROGRESS) {
-            return Err(e);
-        }
-    }
-    Ok(stream)
-}
-
-/// `addr` as a C socket address.
-pub(crate) fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
-    // SAFETY: sockaddr_storage is plain old data; all-zero is a valid (unspecified) value.
-    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    let len = match addr {
-        SocketAddr::V4(a) => {
-            let sin = libc::sockaddr_in {
-                sin_family: libc::AF_INET as libc::sa_family_t,
-                sin_port: a.port().to_be(),
-                sin_addr: libc::in_addr {
-                    s_addr: u32::from_ne_bytes(a.ip().octets()),
-                },
-                sin_zero: [0; 8],
-            };
-            // SAFETY: sockaddr_storage is larger than and suitably aligned for sockaddr_in.
-            unsafe { std::ptr::write((&mut storage as *mut libc::sockaddr_storage).cast(), sin) };
-            std::mem::size_of::<libc::sockaddr_in>()
-        }
-        SocketAddr::V6(a) => {
-            let sin6 = libc::sockaddr_in6 {
-                sin6_family: libc::AF_INET6 as libc::sa_family_t,
-                sin6_port: a.port().to_be(),
-                sin6_flowinfo: a.flowinfo(),
-                sin6_addr: libc::in6_addr {
-                    s6_addr: a.ip().octets(),
-                },
-                sin6_scope_id: a.scope_id(),
-            };
-            // SAFETY: sockaddr_storage is larger than and suitably aligned for sockaddr_in6.
-            unsafe { std::ptr::write((&mut storage as *mut libc::sockaddr_storage).cast(), sin6) };
-            std::mem::size_of::<libc::sockaddr_in6>()
-        }
-    };
-    (storage, len as libc::socklen_t)
-}
-
-/// `recv` into memory that need not be initialised; the kernel writes the bytes it returns.
-fn recv_uninit(fd: RawFd, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
-    // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the duration of the call and
-    // recv only writes into it (it never reads it), so uninitialised memory is fine.
-    let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
-    if n < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
-    }
-}
-
-impl_async_read!(TcpStream, s => s);
-impl_async_write!(TcpStream, s => s);
-impl_async_read!(&TcpStream, s => s);
-impl_async_write!(&TcpStream, s => s);
+impl_async_read!(TcpStream, s => s.core);
+impl_async_write!(TcpStream, s => s.core);
+impl_async_read!(&TcpStream, s => s.core);
+impl_async_write!(&TcpStream, s => s.core);
 
 impl AsRawFd for TcpStream {
     fn as_raw_fd(&self) -> RawFd {
-        self.io.raw_fd()
+        self.core.raw_fd()
     }
 }

@@ -1,8 +1,8 @@
 //! [`MissedTickBehavior`]: what an [`Interval`](super::Interval) does after a late tick.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::after;
+use super::{after, Instant};
 
 /// What an [`Interval`](super::Interval) does with the ticks it missed because a tick was
 /// awaited late. The three behaviours and the default are tokio's.
@@ -67,7 +67,8 @@ impl MissedTickBehavior {
 #[cfg(test)]
 mod tests {
     use super::MissedTickBehavior::{self, *};
-    use std::time::{Duration, Instant};
+    use crate::time::Instant;
+    use std::time::Duration;
 
     const P: Duration = Duration::from_millis(100);
 

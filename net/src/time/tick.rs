@@ -1,9 +1,9 @@
 //! [`Tick`]: the future of [`Interval::tick`](super::Interval::tick).
 
+use super::Instant;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use super::Interval;
 

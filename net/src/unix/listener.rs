@@ -1,14 +1,12 @@
 //! [`UnixListener`]: accepting Unix-domain connections.
 
 use std::io;
-use std::os::unix::net::SocketAddr;
 use std::path::Path;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 
-use crate::io_source::IoSource;
-use crate::readiness::Direction;
+use crate::listener::ListenerCore;
 
-use super::{Accept, UnixStream};
+use super::{Accept, SocketAddr, UnixStream};
 
 /// A Unix-domain socket listening for connections.
 ///
@@ -24,17 +22,19 @@ use super::{Accept, UnixStream};
 /// ```
 ///
 /// Dropping the listener closes it but leaves the socket file in place (remove it yourself,
-/// as with the standard library). `accept` skips errors that concern only the connection
-/// being accepted and reports any other error, naming the call.
+/// as with the standard library). `accept` follows the same policy as
+/// [`TcpListener::accept`](crate::TcpListener::accept): it skips errors that concern only the
+/// connection being accepted, and when descriptors or memory run out it waits
+/// [`ACCEPT_BACKOFF`](crate::tcp::ACCEPT_BACKOFF) and tries again instead of spinning.
 pub struct UnixListener {
-    io: IoSource<std::os::unix::net::UnixListener>,
+    core: ListenerCore<std::os::unix::net::UnixListener>,
 }
 
 impl std::fmt::Debug for UnixListener {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("UnixListener")
             .field("local_addr", &self.local_addr().ok())
-            .field("fd", &self.io.raw_fd())
+            .field("fd", &self.core.raw_fd())
             .finish()
     }
 }
@@ -81,7 +81,7 @@ impl UnixListener {
     pub fn from_std(listener: std::os::unix::net::UnixListener) -> io::Result<UnixListener> {
         listener.set_nonblocking(true)?;
         Ok(UnixListener {
-            io: IoSource::new(listener)?,
+            core: ListenerCore::new(listener)?,
         })
     }
 
@@ -98,7 +98,7 @@ impl UnixListener {
     /// # });
     /// ```
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixListener> {
-        Ok(self.io.into_inner())
+        Ok(self.core.into_inner())
     }
 
     /// The address this listener is bound to.
@@ -113,7 +113,7 @@ impl UnixListener {
     /// # });
     /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get().local_addr()
+        self.core.get().local_addr()
     }
 
     /// Accepts a connection; its stream is registered with the same runtime.
@@ -148,25 +148,13 @@ impl UnixListener {
     /// # });
     /// ```
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, SocketAddr)>> {
-        loop {
-            match std::task::ready!(self
-                .io
-                .poll_io(Direction::Read, cx, |l| l.accept(), |_| false))
-            {
-                Ok((stream, peer)) => {
-                    return Poll::Ready(UnixStream::from_std(stream).map(|s| (s, peer)))
-                }
-                Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
-                Err(e) => {
-                    return Poll::Ready(Err(io::Error::new(e.kind(), format!("accept: {e}"))))
-                }
-            }
-        }
+        let (core, addr) = ready!(self.core.poll_accept(cx))?;
+        Poll::Ready(Ok((UnixStream { core }, addr.to_unix()?)))
     }
 }
 
 impl std::os::fd::AsRawFd for UnixListener {
     fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        self.io.raw_fd()
+        self.core.raw_fd()
     }
 }

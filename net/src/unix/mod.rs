@@ -18,6 +18,9 @@
 //! std::fs::remove_file(&dir).unwrap();
 //! # });
 //! ```
+//!
+//! How: each type is a thin wrapper; what a stream does lives in `stream.rs`, how a listener
+//! accepts in `listener.rs`, both shared with the TCP types.
 
 mod accept;
 mod listener;

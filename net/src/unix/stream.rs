@@ -1,16 +1,16 @@
 //! [`UnixStream`]: a connected Unix-domain socket with `futures-io`'s `AsyncRead` and
 //! `AsyncWrite`.
 
-use std::future::poll_fn;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::net::SocketAddr;
 use std::path::Path;
-use std::task::{Context, Poll};
 
-use crate::io_source::IoSource;
+use crate::io_traits::{impl_async_read, impl_async_write};
 use crate::readiness::Direction;
+use crate::stream::StreamCore;
+use crate::sys::{self, SockAddr};
+
+use super::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, SocketAddr, WriteHalf};
 
 /// A Unix-domain stream connection: the same API as [`crate::TcpStream`] (reads and writes
 /// through `futures-io`'s traits, `split`, `into_split`, `readable`, `try_read`, ...).
@@ -27,7 +27,7 @@ use crate::readiness::Direction;
 /// # });
 /// ```
 pub struct UnixStream {
-    io: IoSource<std::os::unix::net::UnixStream>,
+    pub(super) core: StreamCore<std::os::unix::net::UnixStream>,
 }
 
 impl std::fmt::Debug for UnixStream {
@@ -35,7 +35,7 @@ impl std::fmt::Debug for UnixStream {
         f.debug_struct("UnixStream")
             .field("local_addr", &self.local_addr().ok())
             .field("peer_addr", &self.peer_addr().ok())
-            .field("fd", &self.io.raw_fd())
+            .field("fd", &self.core.raw_fd())
             .finish()
     }
 }
@@ -60,24 +60,22 @@ impl UnixStream {
     /// ```
     pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
         let path = path.as_ref();
-        let context = |e: io::Error| {
-            io::Error::new(e.kind(), format!("connecting to {}: {e}", path.display()))
-        };
-        let (std, in_progress) = start_connect(path).map_err(context)?;
-        let stream = UnixStream {
-            io: if in_progress {
-                IoSource::connecting(std)?
-            } else {
-                IoSource::new(std)?
-            },
-        };
-        if in_progress {
-            poll_fn(|cx| stream.io.poll_ready(Direction::Write, cx)).await?;
-            if let Some(e) = stream.io.get().take_error()? {
-                return Err(context(e));
+        let connect = async {
+            let addr = SockAddr::unix_path(path)?;
+            let socket = std::os::unix::net::UnixStream::from(sys::stream_socket(libc::AF_UNIX)?);
+            match StreamCore::connect(socket, &addr).await {
+                Ok(core) => Ok(UnixStream { core }),
+                // A Unix socket's connect fails at once when the listener's queue is full.
+                Err(e) if sys::errno(&e) == Some(libc::EAGAIN) => Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    "the listener's backlog is full",
+                )),
+                Err(e) => Err(e),
             }
-        }
-        Ok(stream)
+        };
+        connect
+            .await
+            .map_err(|e| io::Error::new(e.kind(), format!("connecting to {}: {e}", path.display())))
     }
 
     /// A connected pair of streams (`socketpair(2)`).
@@ -89,8 +87,13 @@ impl UnixStream {
     /// # });
     /// ```
     pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
-        let (a, b) = std::os::unix::net::UnixStream::pair()?;
-        Ok((Self::from_std(a)?, Self::from_std(b)?))
+        let (a, b) = sys::socketpair()?;
+        let wrap = |fd| {
+            Ok::<_, io::Error>(UnixStream {
+                core: StreamCore::new(std::os::unix::net::UnixStream::from(fd))?,
+            })
+        };
+        Ok((wrap(a)?, wrap(b)?))
     }
 
     /// Wraps a connected stream from the standard library (it is made non-blocking).
@@ -105,7 +108,7 @@ impl UnixStream {
     pub fn from_std(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
         stream.set_nonblocking(true)?;
         Ok(UnixStream {
-            io: IoSource::new(stream)?,
+            core: StreamCore::new(stream)?,
         })
     }
 
@@ -119,7 +122,7 @@ impl UnixStream {
     /// # });
     /// ```
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixStream> {
-        Ok(self.io.into_inner())
+        Ok(self.core.into_inner())
     }
 
     /// The remote address.
@@ -131,7 +134,7 @@ impl UnixStream {
     /// # });
     /// ```
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get().peer_addr()
+        self.core.get().peer_addr()
     }
 
     /// The local address.
@@ -143,11 +146,97 @@ impl UnixStream {
     /// # });
     /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get().local_addr()
+        self.core.get().local_addr()
     }
 
-    stream_io_methods! {
-        setup: [r#"# let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();"#],
+    /// Shuts down the read side, the write side, or both, at once (`shutdown(2)`).
+    ///
+    /// Not named `shutdown`: tokio's `AsyncWriteExt::shutdown()` (with the `tokio-io`
+    /// feature) shuts down the write side, and an inherent method of that name would shadow
+    /// it, so `stream.shutdown().await` in tokio code would not compile. With `futures-io`'s
+    /// traits, `close().await` does the same.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// stream.shutdown_with(std::net::Shutdown::Write).unwrap(); // the peer reads end of stream
+    /// # });
+    /// ```
+    pub fn shutdown_with(&self, how: std::net::Shutdown) -> io::Result<()> {
+        self.core.shutdown(how)
+    }
+
+    /// Takes the socket's pending error (`SO_ERROR`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// assert!(stream.take_error().unwrap().is_none());
+    /// # });
+    /// ```
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.core.take_error()
+    }
+
+    /// Waits until the stream may be readable (a read may still return `WouldBlock`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, peer) = spinpark::net::UnixStream::pair().unwrap();
+    /// # peer.try_write(b"hi").unwrap();
+    /// let mut buf = [0; 16];
+    /// let n = loop {
+    ///     stream.readable().await.unwrap();
+    ///     match stream.try_read(&mut buf) {
+    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue, // not yet
+    ///         r => break r.unwrap(),
+    ///     }
+    /// };
+    /// assert_eq!(&buf[..n], b"hi");
+    /// # });
+    /// ```
+    pub async fn readable(&self) -> io::Result<()> {
+        self.core.ready(Direction::Read).await
+    }
+
+    /// Waits until the stream may be writable (a write may still return `WouldBlock`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// stream.writable().await.unwrap();
+    /// assert_eq!(stream.try_write(b"hi").unwrap(), 2);
+    /// # });
+    /// ```
+    pub async fn writable(&self) -> io::Result<()> {
+        self.core.ready(Direction::Write).await
+    }
+
+    /// Reads what is available now, without waiting: `WouldBlock` if nothing is.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// match stream.try_read(&mut [0; 16]) {
+    ///     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {} // nothing yet
+    ///     r => { r.unwrap(); }
+    /// }
+    /// # });
+    /// ```
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.core.try_read(buf)
+    }
+
+    /// Writes what fits now, without waiting: `WouldBlock` if nothing does.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (stream, _other) = spinpark::net::UnixStream::pair().unwrap();
+    /// assert_eq!(stream.try_write(b"ping").unwrap(), 4);
+    /// # });
+    /// ```
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.core.try_write(buf)
     }
 
     /// Splits into a borrowed read half and write half, usable concurrently in one task.
@@ -161,8 +250,8 @@ impl UnixStream {
     /// write.write_all(b"hi").await.unwrap();
     /// # });
     /// ```
-    pub fn split(&mut self) -> (super::ReadHalf<'_>, super::WriteHalf<'_>) {
-        super::split::split(self)
+    pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
+        (ReadHalf(self), WriteHalf(self))
     }
 
     /// Splits into owned halves that can move to different tasks; dropping the write half
@@ -176,91 +265,19 @@ impl UnixStream {
     /// # drop(write);
     /// # });
     /// ```
-    pub fn into_split(self) -> (super::OwnedReadHalf, super::OwnedWriteHalf) {
-        super::split::into_split(self)
-    }
-
-    pub(crate) fn poll_write_priv(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.io.poll_transfer(Direction::Write, cx, buf.len(), |s| {
-            send(s.as_raw_fd(), buf)
-        })
+    pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
+        let (read, write) = crate::halves::into_split(self);
+        (OwnedReadHalf(read), OwnedWriteHalf(write))
     }
 }
 
-/// `send` with `MSG_NOSIGNAL`: a closed peer is an `EPIPE` error, never a SIGPIPE.
-fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
-    // SAFETY: `buf` is valid for `buf.len()` bytes for the duration of the call.
-    let n = unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), libc::MSG_NOSIGNAL) };
-    if n < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
-    }
-}
-
-/// Creates a non-blocking Unix socket and starts connecting it to `path`; the flag says
-/// whether the connection is still in progress.
-fn start_connect(path: &Path) -> io::Result<(std::os::unix::net::UnixStream, bool)> {
-    // SAFETY: sockaddr_un is plain old data; all-zero is a valid (empty) value.
-    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
-    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
-    let bytes = path.as_os_str().as_bytes();
-    if bytes.contains(&0) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "the path contains a NUL byte",
-        ));
-    }
-    if bytes.len() >= addr.sun_path.len() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "the path is {} bytes long; a Unix socket path must be under {}",
-                bytes.len(),
-                addr.sun_path.len()
-            ),
-        ));
-    }
-    for (dst, &src) in addr.sun_path.iter_mut().zip(bytes) {
-        *dst = src as libc::c_char;
-    }
-    // The std stream owns (and will close) the socket, also on the error paths below.
-    let stream = std::os::unix::net::UnixStream::from(crate::sys::stream_socket(libc::AF_UNIX)?);
-    let fd = stream.as_raw_fd();
-    let len = std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1;
-    // SAFETY: `addr` is a valid sockaddr_un and `len` does not exceed its size.
-    let r = unsafe {
-        libc::connect(
-            fd,
-            (&addr as *const libc::sockaddr_un).cast(),
-            len as libc::socklen_t,
-        )
-    };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        return match e.raw_os_error() {
-            Some(libc::EINPROGRESS) => Ok((stream, true)),
-            Some(libc::EAGAIN) => Err(io::Error::new(
-                io::ErrorKind::WouldBlock,
-                "the listener's backlog is full",
-            )),
-            _ => Err(e),
-        };
-    }
-    Ok((stream, false))
-}
-
-impl_async_read!(UnixStream, s => s);
-impl_async_write!(UnixStream, s => s);
-impl_async_read!(&UnixStream, s => s);
-impl_async_write!(&UnixStream, s => s);
+impl_async_read!(UnixStream, s => s.core);
+impl_async_write!(UnixStream, s => s.core);
+impl_async_read!(&UnixStream, s => s.core);
+impl_async_write!(&UnixStream, s => s.core);
 
 impl AsRawFd for UnixStream {
     fn as_raw_fd(&self) -> RawFd {
-        self.io.raw_fd()
+        self.core.raw_fd()
     }
 }

@@ -1,0 +1,176 @@
+//! [`StreamCore`]: everything a connected stream socket does, written once for
+//! [`crate::TcpStream`], [`crate::UnixStream`] and their halves, which are thin wrappers
+//! around it.
+//!
+//! ```text
+//! pub struct TcpStream { core: StreamCore<std::net::TcpStream> }
+//!
+//! impl TcpStream {
+//!     /// (the public docs and example)
+//!     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+//!         self.core.try_read(buf)
+//!     }
+//! }
+//! ```
+//!
+//! # How it works
+//!
+//! The core owns an [`IoSource`] holding the standard library's socket type `S`, which only
+//! owns the fd (and answers `peer_addr`, `local_addr` and socket options for the wrapper).
+//! Every operation is a `sys` call on the fd run through the source's readiness loop: reads
+//! are `recv` (into uninitialised memory when the caller has it), writes `send` or `sendmsg`
+//! with `MSG_NOSIGNAL`, so a closed peer is an error and never a `SIGPIPE`, for TCP and Unix
+//! alike. Connecting is here too: start a non-blocking `connect`, register the socket as not
+//! yet ready, wait until it is writable, then read its error.
+
+use std::future::poll_fn;
+use std::io::{self, IoSlice};
+use std::mem::MaybeUninit;
+use std::net::Shutdown;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use crate::io_source::IoSource;
+use crate::reactor::Reactor;
+use crate::readiness::Direction;
+use crate::sys::{self, SockAddr};
+
+/// A connected, non-blocking stream socket `S` on a reactor.
+pub(crate) struct StreamCore<S: AsRawFd> {
+    io: IoSource<S>,
+}
+
+impl<S: AsRawFd> StreamCore<S> {
+    /// Registers a connected socket that is already non-blocking with the current runtime.
+    pub(crate) fn new(socket: S) -> io::Result<Self> {
+        Ok(StreamCore {
+            io: IoSource::new(socket)?,
+        })
+    }
+
+    /// Registers a connection a listener accepted with that listener's reactor.
+    pub(crate) fn accepted(socket: S, reactor: Arc<Reactor>) -> io::Result<Self> {
+        Ok(StreamCore {
+            io: IoSource::in_reactor(socket, reactor, true)?,
+        })
+    }
+
+    /// Connects the non-blocking, unconnected `socket` to `addr`, on the current runtime.
+    ///
+    /// # Errors
+    /// The connect error (`ConnectionRefused`, ...) as the kernel reports it; callers add
+    /// the address.
+    pub(crate) async fn connect(socket: S, addr: &SockAddr) -> io::Result<Self> {
+        if !sys::connect(socket.as_raw_fd(), addr)? {
+            return Self::new(socket);
+        }
+        // In progress: nothing is ready until the kernel says the connection is established
+        // (or failed), which it does by making the socket writable.
+        let core = StreamCore {
+            io: IoSource::connecting(socket)?,
+        };
+        core.ready(Direction::Write).await?;
+        if let Some(e) = core.take_error()? {
+            return Err(e);
+        }
+        // Writable without an error but not connected would be a kernel oddity; make sure.
+        sys::peer_addr(core.raw_fd())?;
+        Ok(core)
+    }
+
+    pub(crate) fn get(&self) -> &S {
+        self.io.get()
+    }
+
+    /// Deregisters and hands back the socket (still non-blocking).
+    pub(crate) fn into_inner(self) -> S {
+        self.io.into_inner()
+    }
+
+    pub(crate) fn raw_fd(&self) -> RawFd {
+        self.io.raw_fd()
+    }
+
+    /// Reads into `buf`, waiting until the socket is readable; `0` is end of stream.
+    pub(crate) fn poll_read(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        // SAFETY: recv only writes initialised bytes into the buffer and never reads it, so
+        // viewing initialised memory as possibly-uninitialised for it loses nothing.
+        let buf = unsafe { &mut *(buf as *mut [u8] as *mut [MaybeUninit<u8>]) };
+        self.poll_read_uninit(cx, buf)
+    }
+
+    /// Reads into possibly uninitialised memory: on `Ok(n)` the first `n` bytes of `buf` are
+    /// initialised.
+    pub(crate) fn poll_read_uninit(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [MaybeUninit<u8>],
+    ) -> Poll<io::Result<usize>> {
+        let len = buf.len();
+        self.io
+            .poll_transfer(Direction::Read, cx, len, |s| sys::recv(s.as_raw_fd(), buf))
+    }
+
+    /// Writes from `buf`, waiting until the socket is writable.
+    pub(crate) fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.io.poll_transfer(Direction::Write, cx, buf.len(), |s| {
+            sys::send(s.as_raw_fd(), buf)
+        })
+    }
+
+    /// Writes from `bufs` in one `sendmsg`, waiting until the socket is writable.
+    pub(crate) fn poll_write_vectored(
+        &self,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        // sendmsg takes at most IOV_MAX slices. Offer only those, and judge a short count
+        // against their length: bytes left in the slices past the limit are not a sign that
+        // the socket buffer is full, and clearing WRITABLE for them would wait for an edge
+        // that never comes.
+        let bufs = &bufs[..bufs.len().min(sys::IOV_MAX)];
+        let len = bufs.iter().map(|b| b.len()).sum();
+        self.io.poll_transfer(Direction::Write, cx, len, |s| {
+            sys::send_vectored(s.as_raw_fd(), bufs)
+        })
+    }
+
+    /// Reads what is available now: `WouldBlock` if nothing is.
+    pub(crate) fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        // SAFETY: as in `poll_read`.
+        let buf = unsafe { &mut *(buf as *mut [u8] as *mut [MaybeUninit<u8>]) };
+        self.io
+            .try_io(Direction::Read, |s| sys::recv(s.as_raw_fd(), buf))
+    }
+
+    /// Writes what fits now: `WouldBlock` if nothing does.
+    pub(crate) fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.io
+            .try_io(Direction::Write, |s| sys::send(s.as_raw_fd(), buf))
+    }
+
+    /// Waits until the socket may be ready in `dir` (an operation may still `WouldBlock`).
+    pub(crate) async fn ready(&self, dir: Direction) -> io::Result<()> {
+        poll_fn(|cx| self.io.poll_ready(dir, cx)).await
+    }
+
+    /// Shuts down the read side, the write side, or both.
+    pub(crate) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        sys::shutdown(self.raw_fd(), how)
+    }
+
+    /// Takes the socket's pending error (`SO_ERROR`).
+    pub(crate) fn take_error(&self) -> io::Result<Option<io::Error>> {
+        sys::take_error(self.raw_fd())
+    }
+
+    /// Whether epoll reported that the peer closed its sending side.
+    pub(crate) fn is_read_closed(&self) -> bool {
+        self.io.read_closed()
+    }
+}

@@ -1,0 +1,384 @@
+//! Socket calls: creating, binding, listening, connecting, accepting, and moving bytes; and
+//! [`SockAddr`], a C socket address converted to and from the standard library's.
+
+use std::ffi::OsStr;
+use std::io::{self, IoSlice};
+use std::mem::{self, MaybeUninit};
+use std::net::{Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use super::check;
+
+/// Flags every socket the crate creates gets: it never blocks a worker, and it is not
+/// inherited by a program the process executes.
+const FLAGS: libc::c_int = libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
+
+/// A C socket address of any family, as the kernel reads and writes them.
+#[derive(Clone, Copy)]
+pub(crate) struct SockAddr {
+    storage: libc::sockaddr_storage,
+    len: libc::socklen_t,
+}
+
+impl SockAddr {
+    /// Room for any address, for the kernel to fill in.
+    fn empty() -> Self {
+        SockAddr {
+            // SAFETY: sockaddr_storage is plain old data; all-zero is a valid value.
+            storage: unsafe { mem::zeroed() },
+            len: mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t,
+        }
+    }
+
+    /// An IPv4 or IPv6 address.
+    pub(crate) fn inet(addr: &SocketAddr) -> Self {
+        let mut a = Self::empty();
+        a.len = match addr {
+            SocketAddr::V4(v4) => {
+                let sin = libc::sockaddr_in {
+                    sin_family: libc::AF_INET as libc::sa_family_t,
+                    sin_port: v4.port().to_be(),
+                    sin_addr: libc::in_addr {
+                        s_addr: u32::from_ne_bytes(v4.ip().octets()),
+                    },
+                    sin_zero: [0; 8],
+                };
+                // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in.
+                unsafe { std::ptr::write(a.as_mut_ptr().cast(), sin) };
+                mem::size_of::<libc::sockaddr_in>()
+            }
+            SocketAddr::V6(v6) => {
+                let sin6 = libc::sockaddr_in6 {
+                    sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                    sin6_port: v6.port().to_be(),
+                    sin6_flowinfo: v6.flowinfo(),
+                    sin6_addr: libc::in6_addr {
+                        s6_addr: v6.ip().octets(),
+                    },
+                    sin6_scope_id: v6.scope_id(),
+                };
+                // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in6.
+                unsafe { std::ptr::write(a.as_mut_ptr().cast(), sin6) };
+                mem::size_of::<libc::sockaddr_in6>()
+            }
+        } as libc::socklen_t;
+        a
+    }
+
+    /// A Unix-domain path address.
+    ///
+    /// # Errors
+    /// `InvalidInput` for a path with a NUL byte or too long for `sun_path` (107 bytes).
+    pub(crate) fn unix_path(path: &Path) -> io::Result<Self> {
+        // SAFETY: sockaddr_un is plain old data; all-zero is a valid (empty) value.
+        let mut sun: libc::sockaddr_un = unsafe { mem::zeroed() };
+        sun.sun_family = libc::AF_UNIX as libc::sa_family_t;
+        let bytes = path.as_os_str().as_bytes();
+        if bytes.contains(&0) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the path contains a NUL byte",
+            ));
+        }
+        if bytes.len() >= sun.sun_path.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "the path is {} bytes long; a Unix socket path must be under {}",
+                    bytes.len(),
+                    sun.sun_path.len()
+                ),
+            ));
+        }
+        for (dst, &src) in sun.sun_path.iter_mut().zip(bytes) {
+            *dst = src as libc::c_char;
+        }
+        let mut a = Self::empty();
+        // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_un.
+        unsafe { std::ptr::write(a.as_mut_ptr().cast(), sun) };
+        // The family, the path and its terminating NUL.
+        a.len = (sun_path_offset() + bytes.len() + 1) as libc::socklen_t;
+        Ok(a)
+    }
+
+    fn as_ptr(&self) -> *const libc::sockaddr {
+        (&self.storage as *const libc::sockaddr_storage).cast()
+    }
+
+    fn as_mut_ptr(&mut self) -> *mut libc::sockaddr {
+        (&mut self.storage as *mut libc::sockaddr_storage).cast()
+    }
+
+    /// The address as the standard library's IP socket address.
+    pub(crate) fn to_inet(self) -> io::Result<SocketAddr> {
+        match self.storage.ss_family as libc::c_int {
+            libc::AF_INET => {
+                // SAFETY: the kernel wrote a sockaddr_in (family AF_INET); sockaddr_storage
+                // is larger than and aligned for it.
+                let sin = unsafe { *(self.as_ptr() as *const libc::sockaddr_in) };
+                let ip = Ipv4Addr::from(sin.sin_addr.s_addr.to_ne_bytes());
+                Ok(SocketAddrV4::new(ip, u16::from_be(sin.sin_port)).into())
+            }
+            libc::AF_INET6 => {
+                // SAFETY: as above, for sockaddr_in6 (family AF_INET6).
+                let sin6 = unsafe { *(self.as_ptr() as *const libc::sockaddr_in6) };
+                let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+                let port = u16::from_be(sin6.sin6_port);
+                Ok(SocketAddrV6::new(ip, port, sin6.sin6_flowinfo, sin6.sin6_scope_id).into())
+            }
+            family => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("expected an IP socket address, got address family {family}"),
+            )),
+        }
+    }
+
+    /// The address as the standard library's Unix-domain socket address: unnamed (the
+    /// usual peer of a listener), a path, or an abstract name.
+    pub(crate) fn to_unix(self) -> io::Result<std::os::unix::net::SocketAddr> {
+        use std::os::linux::net::SocketAddrExt;
+        use std::os::unix::net::SocketAddr as UnixAddr;
+        let offset = sun_path_offset();
+        let len = (self.len as usize).saturating_sub(offset);
+        if len == 0 {
+            // The standard library makes the empty path an unnamed address.
+            return UnixAddr::from_pathname("");
+        }
+        if self.storage.ss_family as libc::c_int != libc::AF_UNIX {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "expected a Unix socket address",
+            ));
+        }
+        // SAFETY: the kernel wrote a sockaddr_un (family AF_UNIX); sockaddr_storage is larger
+        // than and aligned for it.
+        let sun = unsafe { &*(self.as_ptr() as *const libc::sockaddr_un) };
+        let path: Vec<u8> = sun.sun_path[..len.min(sun.sun_path.len())]
+            .iter()
+            .map(|&c| c as u8)
+            .collect();
+        match path.split_first() {
+            // Abstract: a leading NUL, then the name (which may hold any bytes).
+            Some((0, name)) => UnixAddr::from_abstract_name(name),
+            // A path: up to its terminating NUL.
+            _ => {
+                let end = path.iter().position(|&b| b == 0).unwrap_or(path.len());
+                UnixAddr::from_pathname(Path::new(OsStr::from_bytes(&path[..end])))
+            }
+        }
+    }
+}
+
+/// Where `sun_path` starts in a `sockaddr_un` (after the family).
+fn sun_path_offset() -> usize {
+    mem::offset_of!(libc::sockaddr_un, sun_path)
+}
+
+/// A new non-blocking, close-on-exec stream socket in `domain` (`AF_INET`, `AF_INET6`,
+/// `AF_UNIX`).
+pub(crate) fn stream_socket(domain: libc::c_int) -> io::Result<OwnedFd> {
+    // SAFETY: socket(2) takes no pointers.
+    let fd = check(
+        unsafe { libc::socket(domain, libc::SOCK_STREAM | FLAGS, 0) },
+        || "socket",
+    )?;
+    // SAFETY: `fd` is a fresh socket owned by nobody else; the OwnedFd now owns (and will
+    // close) it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// A connected pair of non-blocking, close-on-exec Unix stream sockets.
+pub(crate) fn socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [-1; 2];
+    let ty = libc::SOCK_STREAM | FLAGS;
+    // SAFETY: the kernel writes two fds into the array on our stack.
+    let r = unsafe { libc::socketpair(libc::AF_UNIX, ty, 0, fds.as_mut_ptr()) };
+    check(r, || "socketpair")?;
+    // SAFETY: both fds are fresh sockets owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Sets an integer socket option; `what` names it in the error.
+pub(crate) fn setsockopt_int(
+    fd: RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+    what: &str,
+) -> io::Result<()> {
+    // SAFETY: passes a pointer to a c_int on our stack and its size; the kernel only reads it.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (&value as *const libc::c_int).cast(),
+            mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    check(r, || format!("setsockopt({what}, {value})")).map(drop)
+}
+
+/// Reads an integer socket option; `what` names it in the error.
+pub(crate) fn getsockopt_int(
+    fd: RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    what: &str,
+) -> io::Result<libc::c_int> {
+    let mut value: libc::c_int = 0;
+    let mut len = mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into the c_int on our stack and updates
+    // `len`.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            level,
+            name,
+            (&mut value as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    check(r, || format!("getsockopt({what})"))?;
+    Ok(value)
+}
+
+/// The socket's pending error (`SO_ERROR`), which reading clears.
+pub(crate) fn take_error(fd: RawFd) -> io::Result<Option<io::Error>> {
+    let code = getsockopt_int(fd, libc::SOL_SOCKET, libc::SO_ERROR, "SO_ERROR")?;
+    Ok((code != 0).then(|| io::Error::from_raw_os_error(code)))
+}
+
+/// Binds `fd` to `addr`; `what` names the address in the error.
+pub(crate) fn bind(fd: RawFd, addr: &SockAddr, what: impl FnOnce() -> String) -> io::Result<()> {
+    // SAFETY: `addr` holds a valid socket address of `addr.len` bytes.
+    check(unsafe { libc::bind(fd, addr.as_ptr(), addr.len) }, what).map(drop)
+}
+
+/// Listens with a queue of `backlog` connections (clamped to what `listen(2)` takes).
+pub(crate) fn listen(fd: RawFd, backlog: u32) -> io::Result<()> {
+    let backlog = backlog.min(i32::MAX as u32) as libc::c_int;
+    // SAFETY: listen(2) takes no pointers.
+    check(unsafe { libc::listen(fd, backlog) }, || {
+        format!("listen(backlog {backlog})")
+    })
+    .map(drop)
+}
+
+/// Starts connecting the non-blocking `fd` to `addr`: `Ok(true)` if the connection is in
+/// progress (wait until the socket is writable, then read its error), `Ok(false)` if it is
+/// already established.
+pub(crate) fn connect(fd: RawFd, addr: &SockAddr) -> io::Result<bool> {
+    // SAFETY: `addr` holds a valid socket address of `addr.len` bytes.
+    let r = unsafe { libc::connect(fd, addr.as_ptr(), addr.len) };
+    match check(r, || "connect") {
+        Ok(_) => Ok(false),
+        Err(e) if super::errno(&e) == Some(libc::EINPROGRESS) => Ok(true),
+        Err(e) => Err(e),
+    }
+}
+
+/// The address of `fd`'s peer: fails with `ENOTCONN` unless it is connected.
+pub(crate) fn peer_addr(fd: RawFd) -> io::Result<SockAddr> {
+    let mut addr = SockAddr::empty();
+    // SAFETY: the kernel writes at most `addr.len` bytes into the storage and updates the
+    // length.
+    let r = unsafe { libc::getpeername(fd, addr.as_mut_ptr(), &mut addr.len) };
+    check(r, || "getpeername")?;
+    Ok(addr)
+}
+
+/// Accepts a connection on the listening `fd`: the new socket comes non-blocking and
+/// close-on-exec from the one call (`accept4`), with its peer's address.
+pub(crate) fn accept(fd: RawFd) -> io::Result<(OwnedFd, SockAddr)> {
+    let mut addr = SockAddr::empty();
+    // SAFETY: the kernel writes at most `addr.len` bytes into the storage and updates the
+    // length.
+    let new = check(
+        unsafe { libc::accept4(fd, addr.as_mut_ptr(), &mut addr.len, FLAGS) },
+        || "accept4",
+    )?;
+    // SAFETY: `new` is a fresh socket owned by nobody else.
+    Ok((unsafe { OwnedFd::from_raw_fd(new) }, addr))
+}
+
+/// `recv` into memory that need not be initialised; the kernel writes the bytes it returns
+/// (`0` is end of stream).
+pub(crate) fn recv(fd: RawFd, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
+    // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the duration of the call and
+    // recv only writes into it (it never reads it), so uninitialised memory is fine.
+    let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+    check(n, || "recv").map(|n| n as usize)
+}
+
+/// `send` with `MSG_NOSIGNAL`: a closed peer is an `EPIPE` error, never a SIGPIPE.
+pub(crate) fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is valid for reads of `buf.len()` bytes for the duration of the call.
+    let n = unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), libc::MSG_NOSIGNAL) };
+    check(n, || "send").map(|n| n as usize)
+}
+
+/// The most slices one `sendmsg` takes (Linux's `UIO_MAXIOV`, POSIX's `IOV_MAX`); more is
+/// `EMSGSIZE`.
+pub(crate) const IOV_MAX: usize = libc::UIO_MAXIOV as usize;
+
+/// `sendmsg` with `MSG_NOSIGNAL`: a vectored write that reports a closed peer as `EPIPE`.
+/// `bufs` must hold at most [`IOV_MAX`] slices.
+pub(crate) fn send_vectored(fd: RawFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+    debug_assert!(bufs.len() <= IOV_MAX);
+    // SAFETY: msghdr is plain old data; zero is valid for every field we leave unset.
+    let mut msg: libc::msghdr = unsafe { mem::zeroed() };
+    // IoSlice is guaranteed ABI-compatible with iovec on Unix; sendmsg only reads it.
+    msg.msg_iov = bufs.as_ptr() as *mut libc::iovec;
+    msg.msg_iovlen = bufs.len() as _;
+    // SAFETY: `msg` points at `bufs`, which outlive the call; the kernel only reads them.
+    let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL) };
+    check(n, || "sendmsg").map(|n| n as usize)
+}
+
+/// Shuts down the read side, the write side, or both.
+pub(crate) fn shutdown(fd: RawFd, how: Shutdown) -> io::Result<()> {
+    let how = match how {
+        Shutdown::Read => libc::SHUT_RD,
+        Shutdown::Write => libc::SHUT_WR,
+        Shutdown::Both => libc::SHUT_RDWR,
+    };
+    // SAFETY: shutdown(2) takes no pointers.
+    check(unsafe { libc::shutdown(fd, how) }, || "shutdown").map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ip_addresses_round_trip() {
+        for a in ["127.0.0.1:80", "[::1]:443", "[fe80::1%2]:8080"] {
+            let a: SocketAddr = a.parse().unwrap();
+            assert_eq!(SockAddr::inet(&a).to_inet().unwrap(), a);
+        }
+    }
+
+    #[test]
+    fn unix_addresses_convert_unnamed_path_and_abstract() {
+        let mut unnamed = SockAddr::empty();
+        unnamed.len = sun_path_offset() as libc::socklen_t;
+        assert!(unnamed.to_unix().unwrap().is_unnamed());
+        let p = SockAddr::unix_path(Path::new("/tmp/x.sock")).unwrap();
+        assert_eq!(
+            p.to_unix().unwrap().as_pathname(),
+            Some(Path::new("/tmp/x.sock"))
+        );
+        let mut abs = SockAddr::unix_path(Path::new("xname")).unwrap();
+        // SAFETY: unix_path wrote a sockaddr_un; make its path abstract (leading NUL).
+        unsafe { (*(abs.as_mut_ptr() as *mut libc::sockaddr_un)).sun_path[0] = 0 };
+        abs.len -= 1; // an abstract name has no terminating NUL
+        use std::os::linux::net::SocketAddrExt;
+        assert_eq!(
+            abs.to_unix().unwrap().as_abstract_name(),
+            Some(&b"name"[..])
+        );
+    }
+}
