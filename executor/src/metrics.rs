@@ -311,8 +311,9 @@ impl RuntimeMetrics {
     /// Whether the adaptive policy counts this runtime's CPUs as shared with other busy
     /// processes (a client on the same machine): their load on the CPUs this process may use,
     /// sampled from `/proc/stat` four times a second, reached 0.15 cores in the last 8
-    /// seconds. Spinning then has to save more time than it burns to continue. Always `false`
-    /// for a fixed window, and where `/proc` is not available.
+    /// seconds. The policy then probes at once, with longer park probes; the signal never
+    /// flips its mode alone. Always `false` for a fixed window, and where `/proc` is not
+    /// available.
     ///
     /// ```
     /// let rt = spinpark::Runtime::new().unwrap();

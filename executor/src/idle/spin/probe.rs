@@ -8,8 +8,9 @@
 //! sequential test confirmed the mode: schedule.slower(); regime changed: schedule.faster(n)
 //! ```
 //!
-//! A probe *run* is [`RUN`] consecutive idle periods of one worker (the first a warm-up that is
-//! not recorded: it pays for the transition from the other mode). Runs are due about every
+//! A probe *run* is [`RUN`] consecutive idle periods of one worker ([`RUN_SHARED`] while the
+//! CPUs are shared), all but the last a warm-up that is not recorded: it pays for the
+//! transition from the other mode. Runs are due about every
 //! [`Schedule::every`] idle periods of the runtime, at a position that a hash of the period
 //! number spreads over `every/2 .. 3·every/2`, so a periodic workload cannot alias with it.
 //! `every` starts at [`FASTEST`], doubles each time the sequential test confirms the current
@@ -26,8 +27,11 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
-/// Idle periods in a probe run, of which the first is a warm-up.
+/// Idle periods in a probe run, of which all but the last are a warm-up: usually, and while
+/// the CPUs are shared with another busy process (a client on the same machine may need a few
+/// parked periods in a row before the scheduler places the two side by side; see `spin.rs`).
 pub(super) const RUN: u32 = 2;
+pub(super) const RUN_SHARED: u32 = 4;
 /// Idle periods per probe run: fastest (after a regime change or a flip) and slowest (the
 /// mode confirmed again and again: one recorded probe per 1024 periods).
 pub(super) const FASTEST: u32 = 8;
@@ -43,12 +47,14 @@ pub(super) struct Schedule {
     /// The period number from which the next run is due.
     next: AtomicU32,
     /// The run in progress: owner + 1 (bits 0-15; 0: none), periods left after the current
-    /// one (bits 16-23), and the period it was claimed at (bits 32-63).
+    /// one (bits 16-23), its length (bits 24-31), and the period it was claimed at (bits
+    /// 32-63).
     slot: AtomicU64,
 }
 
 const OWNER: u64 = 0xffff;
 const LEFT_SHIFT: u32 = 16;
+const LEN_SHIFT: u32 = 24;
 
 impl Schedule {
     pub(super) fn new() -> Self {
@@ -70,15 +76,19 @@ impl Schedule {
         n.wrapping_sub(self.next.load(Relaxed)) < 1 << 31
     }
 
-    /// `worker` starts a run at period `n`, unless another worker's run is in progress.
-    pub(super) fn claim(&self, n: u32, worker: usize) -> bool {
+    /// `worker` starts a run of `len` periods (2 ..= 255) at period `n`, unless another
+    /// worker's run is in progress.
+    pub(super) fn claim(&self, n: u32, worker: usize, len: u32) -> bool {
         let cur = self.slot.load(Relaxed);
         let (owner, claimed) = (cur & OWNER, (cur >> 32) as u32);
         if owner != 0 && n.wrapping_sub(claimed) < STALE {
             return false;
         }
-        let mine =
-            (worker as u64 + 1) & OWNER | ((RUN - 1) as u64) << LEFT_SHIFT | (n as u64) << 32;
+        let len = len.clamp(2, 255) as u64;
+        let mine = (worker as u64 + 1) & OWNER
+            | (len - 1) << LEFT_SHIFT
+            | len << LEN_SHIFT
+            | (n as u64) << 32;
         if self
             .slot
             .compare_exchange(cur, mine, Relaxed, Relaxed)
@@ -92,8 +102,8 @@ impl Schedule {
     }
 
     /// If `worker` owns a run with periods left, takes the next one and returns its position
-    /// in the run (1 ..= RUN - 1).
-    pub(super) fn continue_run(&self, worker: usize) -> Option<u32> {
+    /// in the run (from 1) and whether it is the run's last.
+    pub(super) fn continue_run(&self, worker: usize) -> Option<(u32, bool)> {
         let cur = self.slot.load(Relaxed);
         if cur & OWNER != (worker as u64 + 1) & OWNER {
             return None;
@@ -105,7 +115,8 @@ impl Schedule {
         // Only the owner changes an owned slot (a takeover needs it stale), so a store will do.
         let next = cur & !(0xff << LEFT_SHIFT) | ((left - 1) as u64) << LEFT_SHIFT;
         self.slot.store(next, Relaxed);
-        Some(RUN - left)
+        let len = ((cur >> LEN_SHIFT) & 0xff) as u32;
+        Some((len - left, left == 1))
     }
 
     /// `worker`'s run is over (its last period ended, or the moment stopped being quiet).
@@ -157,10 +168,13 @@ mod tests {
         let s = Schedule::new();
         let n = 100;
         assert!(s.due(n));
-        assert!(s.claim(n, 0));
-        assert!(!s.claim(n + 1, 1), "another worker's run is in progress");
+        assert!(s.claim(n, 0, RUN));
+        assert!(
+            !s.claim(n + 1, 1, RUN),
+            "another worker's run is in progress"
+        );
         assert_eq!(s.continue_run(1), None, "not the owner");
-        assert_eq!(s.continue_run(0), Some(1));
+        assert_eq!(s.continue_run(0), Some((1, true)));
         assert_eq!(s.continue_run(0), None, "the run is {RUN} periods");
         s.release(1);
         assert!(s.owns(0), "only the owner releases");
@@ -172,15 +186,17 @@ mod tests {
             next >= n + FASTEST / 2 && next < n + 3 * FASTEST / 2,
             "{next}"
         );
-        assert!(s.claim(next, 1));
+        assert!(s.claim(next, 1, RUN_SHARED));
+        let rest: Vec<_> = std::iter::from_fn(|| s.continue_run(1)).collect();
+        assert_eq!(rest, [(1, false), (2, false), (3, true)]);
     }
 
     #[test]
     fn a_stale_claim_is_taken_over() {
         let s = Schedule::new();
-        assert!(s.claim(10, 3));
-        assert!(!s.claim(10 + STALE - 1, 1));
-        assert!(s.claim(10 + STALE, 1));
+        assert!(s.claim(10, 3, RUN));
+        assert!(!s.claim(10 + STALE - 1, 1, RUN));
+        assert!(s.claim(10 + STALE, 1, RUN));
         assert!(s.owns(1) && !s.owns(3));
         assert_eq!(s.continue_run(3), None);
     }
@@ -193,7 +209,7 @@ mod tests {
             s.slower();
         }
         assert_eq!(s.every(), SLOWEST);
-        assert!(s.claim(1_000, 0));
+        assert!(s.claim(1_000, 0, RUN));
         s.release(0);
         // Not due for a while at the slowest rate...
         assert!(!s.due(1_000 + SLOWEST / 2 - 1));

@@ -33,6 +33,11 @@
 //! windows in both layouts, because the scheduler keeps a colocated client on the *other*
 //! CPU while the server spins.
 //!
+//! What the policy does with it (`spin.rs`): it starts fast probing and lengthens park-probe
+//! runs, and never flips the mode or holds it on this signal alone. The CPUs counted are the
+//! ones this process may run on: a server pinned to CPU 1 (`taskset -c 1`) does not see a
+//! client busy on CPU 0.
+//!
 //! Without `/proc` (or on other systems), nothing is sampled and the CPUs never count as
 //! shared: the policy then behaves as if it had them to itself.
 
