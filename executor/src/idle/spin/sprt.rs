@@ -45,8 +45,8 @@
 //! sixteenth of the way to a flip.
 //!
 //! The bits must be close to independent for those rates to hold. Two recorded probes are
-//! never adjacent idle periods (a probe run is one warm-up period and one recorded one, and
-//! runs are at least 4 periods apart), each is compared with a different period, and the
+//! never adjacent idle periods (a probe run is one warm-up period and one recorded one, three
+//! warm-ups with shared CPUs, and runs are at least 4 periods apart), each is compared with a different period, and the
 //! margin keeps a probe that only ties with the current mode from counting as a 1. Comparing
 //! with the period just before the run, rather than with a long-run estimate, also keeps a
 //! slow drift of the load from lining bits up; and the regime-change rule in `spin.rs`
