@@ -394,10 +394,13 @@ impl<'a> WorkerRef<'a> {
             };
             let drive: Option<&mut dyn FnMut()> = driver.map(|_| &mut drive as &mut dyn FnMut());
             let stuck = driver.is_some() && self.others_stuck();
-            match shared
-                .idle
-                .park(policy.now(), stuck, || self.next_work(), drive)
-            {
+            match shared.idle.park(
+                policy.now(),
+                stuck,
+                || self.next_work(),
+                drive,
+                || shared.driver.get().is_some(),
+            ) {
                 Parked::Work(work) => {
                     shared.idle.attend(policy.now());
                     return found(work);
@@ -408,6 +411,9 @@ impl<'a> WorkerRef<'a> {
                     spinning = true;
                 }
                 Parked::Shutdown => return None,
+                // Park again, now able to drive (`idle/mod.rs`, "The reactor may appear
+                // late").
+                Parked::DriverAppeared => spinning = false,
             }
         }
     }
