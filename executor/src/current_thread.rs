@@ -46,7 +46,7 @@ use async_task::Runnable;
 use crossbeam_deque::Worker;
 
 use crate::context;
-use crate::scheduler::Shared;
+use crate::shared::Shared;
 use crate::worker::{Local, Work, WorkerRef, GLOBAL_INTERVAL};
 
 /// The one worker's place on a current-thread runtime: its queue while no thread drives, and

@@ -20,7 +20,7 @@ use crate::context;
 use crate::enter::EnterGuard;
 use crate::join::JoinHandle;
 use crate::metrics::RuntimeMetrics;
-use crate::scheduler::Shared;
+use crate::shared::Shared;
 
 /// A handle to a runtime: spawn onto it, enter it, read its metrics. Clones are cheap.
 ///

@@ -80,6 +80,7 @@ mod metrics;
 mod panics;
 mod runtime;
 mod scheduler;
+mod shared;
 mod tasks;
 #[cfg(feature = "test-util")]
 mod test_clock;

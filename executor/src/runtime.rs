@@ -38,7 +38,8 @@ use crate::handle::Handle;
 use crate::idle::{Idle, SpinPolicy, MAX_WORKERS, WATCH_PERIOD};
 use crate::join::JoinHandle;
 use crate::metrics::{GlobalCounters, RuntimeMetrics, WorkerCounters};
-use crate::scheduler::{Shared, ThreadHook, WorkerSlot};
+use crate::scheduler::{ThreadHook, WorkerSlot};
+use crate::shared::Shared;
 use crate::tasks::TaskList;
 use crate::thread_context::within;
 

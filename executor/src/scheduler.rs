@@ -11,21 +11,18 @@
 //! the task that is running then takes too long: other workers take a stuck worker's LIFO
 //! task, and the watchdog wakes one for it (`lifo.rs`, `watchdog.rs`).
 
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
-use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::OnceLock;
 
 use async_task::Runnable;
-use crossbeam_deque::{Injector, Steal, Stealer};
+use crossbeam_deque::Steal;
 
-use crate::alarm::SysAlarm;
-use crate::blocking::BlockingPool;
 use crate::context;
 use crate::driver::Driver;
-use crate::futex::SysFutex;
-use crate::idle::{Idle, SpinPolicy, Woke};
+use crate::idle::Woke;
 use crate::lifo::LifoSlot;
-use crate::metrics::{bump, GlobalCounters, WorkerCounters};
+use crate::metrics::bump;
+use crate::shared::Shared;
 
 /// Callbacks run on each worker thread as it starts and stops.
 pub(crate) type ThreadHook = std::sync::Arc<dyn Fn() + Send + Sync>;
@@ -49,39 +46,6 @@ impl WorkerSlot {
         let started = self.poll_started.load(Relaxed);
         started != 0 && now.saturating_sub(started) >= after
     }
-}
-
-/// State shared by all of one runtime's threads.
-pub(crate) struct Shared {
-    pub(crate) injector: Injector<Runnable>,
-    pub(crate) stealers: Vec<Stealer<Runnable>>,
-    /// Per worker: its LIFO slot and poll stamp.
-    pub(crate) slots: Box<[WorkerSlot]>,
-    /// A worker whose current poll has run this long (coarse-clock ns) is stuck: idle workers
-    /// may take its LIFO task, and the watchdog wakes one for it.
-    pub(crate) stuck_after: u64,
-    /// Polls at least this long (coarse-clock ns) count in `WorkerMetrics::long_polls`.
-    pub(crate) long_poll: u64,
-    pub(crate) idle: Idle<SysFutex, SysAlarm>,
-    pub(crate) policy: SpinPolicy,
-    pub(crate) driver: OnceLock<Box<dyn Driver>>,
-    /// Held by the one spinner that polls the driver, so spinners do not pile into epoll.
-    pub(crate) driver_polling: AtomicBool,
-    /// Set by shutdown once it has dropped the tasks left in the injector: from then on a
-    /// task woken late (from another thread) is dropped by whoever wakes it.
-    pub(crate) drained: AtomicBool,
-    pub(crate) tasks: std::sync::Arc<crate::tasks::TaskList>,
-    pub(crate) counters: Vec<WorkerCounters>,
-    pub(crate) global: GlobalCounters,
-    pub(crate) blocking: BlockingPool,
-    /// What every thread of this runtime runs inside (the tokio-compat context), if anything.
-    pub(crate) context: Option<std::sync::Arc<dyn crate::thread_context::ThreadContext>>,
-    /// A current-thread runtime's one worker place, which `block_on` callers take in turn
-    /// (`current_thread.rs`); `None` on the multi-thread runtime.
-    pub(crate) seat: Option<crate::current_thread::Seat>,
-    /// The clock the reactor's timers follow, which tests may pause (`test_clock.rs`).
-    #[cfg(feature = "test-util")]
-    pub(crate) clock: crate::test_clock::Clock,
 }
 
 impl Shared {

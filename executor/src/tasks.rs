@@ -38,7 +38,7 @@ use std::task::{Context, Poll, Waker};
 use crate::handle::Handle;
 use crate::join::{JoinError, JoinHandle, Outcome};
 use crate::panics::{self, Payload};
-use crate::scheduler::Shared;
+use crate::shared::Shared;
 
 /// Builds a task for `future` and schedules it on `shared`'s runtime; see [`crate::spawn`].
 pub(crate) fn spawn<F>(shared: &Arc<Shared>, future: F) -> JoinHandle<F::Output>

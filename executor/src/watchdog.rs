@@ -32,7 +32,7 @@ use std::thread;
 use crate::clock;
 use crate::idle::{Woke, WATCH_PERIOD};
 use crate::metrics::bump;
-use crate::scheduler::Shared;
+use crate::shared::Shared;
 
 /// Starts the watchdog thread of `shared`'s runtime, named `name`.
 ///

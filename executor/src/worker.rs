@@ -27,7 +27,8 @@ use crate::context;
 use crate::handle::Handle;
 use crate::idle::Parked;
 use crate::metrics::{add, bump};
-use crate::scheduler::{steal_retrying, Shared, ThreadHook, WorkerSlot};
+use crate::scheduler::{steal_retrying, ThreadHook, WorkerSlot};
+use crate::shared::Shared;
 
 /// How many tasks run between checks of the injector and of the reactor (and, on a
 /// current-thread runtime, at most between two polls of the `block_on` future).
