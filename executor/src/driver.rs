@@ -43,12 +43,12 @@ pub fn get_or_install(
     handle: &Handle,
     make: impl FnOnce() -> io::Result<Box<dyn Driver>>,
 ) -> io::Result<&dyn Driver> {
-    handle.shared.driver_or_install(make)
+    handle.shared().driver_or_install(make)
 }
 
 /// `handle`'s runtime's I/O driver, if one is installed.
 pub fn get(handle: &Handle) -> Option<&dyn Driver> {
-    handle.shared.driver.get().map(|d| &**d)
+    handle.shared().driver.get().map(|d| &**d)
 }
 
 #[cfg(feature = "test-util")]
@@ -64,7 +64,7 @@ pub use crate::test_clock::Clock;
 /// ```
 #[cfg(feature = "test-util")]
 pub fn clock(handle: &Handle) -> Clock {
-    handle.shared.clock.clone()
+    handle.shared().clock.clone()
 }
 
 /// The current runtime's clock reading (feature `test-util`); std's clock outside a runtime.

@@ -8,9 +8,10 @@
 //! assert_eq!(from_thread.join().unwrap().unwrap(), 7);
 //! ```
 //!
-//! How it works: a `Handle` is an `Arc` of the scheduler's [`Shared`] state; every worker,
-//! blocking-pool thread and `block_on` caller holds one, and the thread-local context
-//! (`context.rs`) makes one current.
+//! How it works: a `Handle` is the public face of an `Arc` of the runtime's [`Shared`] state
+//! (`shared.rs`). The runtime's own threads (workers, blocking-pool threads, `block_on`
+//! callers) and the thread-local context (`context.rs`) hold that `Arc` directly; every method
+//! here delegates to it.
 
 use std::fmt;
 use std::future::Future;
@@ -32,7 +33,7 @@ use crate::shared::Shared;
 /// ```
 #[derive(Clone)]
 pub struct Handle {
-    pub(crate) shared: Arc<Shared>,
+    shared: Arc<Shared>,
 }
 
 impl fmt::Debug for Handle {
@@ -45,6 +46,17 @@ impl fmt::Debug for Handle {
 }
 
 impl Handle {
+    /// The public face of `shared`'s runtime.
+    pub(crate) fn new(shared: Arc<Shared>) -> Handle {
+        Handle { shared }
+    }
+
+    /// The runtime's shared state, for the crate's public entry points that take a `Handle`
+    /// (`driver`, `Runtime`).
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// The handle of the runtime the current thread is in.
     ///
     /// # Panics
@@ -72,7 +84,9 @@ impl Handle {
     /// rt.block_on(async { assert!(spinpark::Handle::try_current().is_ok()) });
     /// ```
     pub fn try_current() -> Result<Handle, TryCurrentError> {
-        context::current().ok_or(TryCurrentError(()))
+        context::current()
+            .map(Handle::new)
+            .ok_or(TryCurrentError(()))
     }
 
     /// Makes this runtime current on this thread until the guard is dropped, so `spawn` and
@@ -85,7 +99,7 @@ impl Handle {
     /// assert_eq!(rt.block_on(task).unwrap(), 1);
     /// ```
     pub fn enter(&self) -> EnterGuard<'_> {
-        crate::enter::enter(self)
+        crate::enter::enter(&self.shared)
     }
 
     /// Spawns a task on this runtime; see [`crate::spawn`].
@@ -116,7 +130,7 @@ impl Handle {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        crate::tasks::spawn_blocking(self, f)
+        crate::tasks::spawn_blocking(&self.shared, f)
     }
 
     /// Runs `future` to completion on the current thread; see [`crate::Runtime::block_on`].
@@ -128,7 +142,7 @@ impl Handle {
     /// assert_eq!(v, 3);
     /// ```
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        crate::block_on::block_on(self, future)
+        crate::block_on::block_on(&self.shared, future)
     }
 
     /// A snapshot of this runtime's counters.

@@ -573,7 +573,7 @@ impl Builder {
             #[cfg(feature = "test-util")]
             clock: crate::test_clock::Clock::new(current, self.start_paused),
         });
-        let handle = Handle { shared };
+        let handle = Handle::new(shared);
         let mut rt = Runtime {
             handle: handle.clone(),
             threads: Vec::with_capacity(workers),
@@ -587,7 +587,7 @@ impl Builder {
         }
         let (started_tx, started_rx) = std::sync::mpsc::channel();
         for (index, queue) in queues.into_iter().enumerate() {
-            let handle = handle.clone();
+            let shared = handle.shared().clone();
             let (on_start, on_stop) = (self.on_start.clone(), self.on_stop.clone());
             let exits = rt.exits.clone();
             let started = started_tx.clone();
@@ -595,9 +595,9 @@ impl Builder {
                 .name(format!("{}-{index}", self.thread_name))
                 .spawn(move || {
                     let _exit = ExitGuard(exits);
-                    let context = handle.shared.context.clone();
+                    let context = shared.context.clone();
                     within(context.as_ref(), || {
-                        crate::worker::run(handle, index, queue, on_start, on_stop, started)
+                        crate::worker::run(shared, index, queue, on_start, on_stop, started)
                     })
                 })
                 .map_err(|e| {
@@ -630,7 +630,7 @@ impl Builder {
         // With one worker there is nobody to wake for another: no watchdog.
         if workers > 1 {
             let name = format!("{}-watchdog", self.thread_name);
-            rt.watchdog = Some(crate::watchdog::start(handle.shared.clone(), name)?);
+            rt.watchdog = Some(crate::watchdog::start(handle.shared().clone(), name)?);
         }
         Ok(rt)
     }
@@ -832,7 +832,7 @@ impl Runtime {
         if std::mem::replace(&mut self.shut_down, true) {
             return;
         }
-        let context = self.handle.shared.context.clone();
+        let context = self.handle.shared().context.clone();
         within(context.as_ref(), || self.stop(deadline));
         if let Some(context) = context {
             context.shutdown();
@@ -840,7 +840,7 @@ impl Runtime {
     }
 
     fn stop(&mut self, deadline: Option<Instant>) {
-        let shared = &self.handle.shared;
+        let shared = self.handle.shared();
         shared.idle.shutdown(|| shared.unpark_driver());
         // A current-thread runtime: drop the tasks queued for its worker, unless a thread in
         // `block_on` (through a `Handle`) holds them; that one drops them when it sees the

@@ -24,7 +24,6 @@ use crossbeam_deque::{Steal, Worker};
 
 use crate::clock;
 use crate::context;
-use crate::handle::Handle;
 use crate::idle::Parked;
 use crate::metrics::{add, bump};
 use crate::scheduler::{steal_retrying, ThreadHook, WorkerSlot};
@@ -91,7 +90,7 @@ pub(crate) type Started = Result<(), String>;
 /// The body of worker thread `index`. Reports on `started` once its `on_thread_start` hook
 /// ran: a worker whose hook panicked does not start (and `Builder::build` fails).
 pub(crate) fn run(
-    handle: Handle,
+    shared: Arc<Shared>,
     index: usize,
     queue: Worker<Runnable>,
     on_start: Option<ThreadHook>,
@@ -111,10 +110,9 @@ pub(crate) fn run(
     // The builder may have given up already (another worker failed); that is fine.
     let _ = started.send(Ok(()));
     drop(started);
-    let shared: Arc<Shared> = handle.shared.clone();
     let local = Local::new(&shared, index, queue);
     {
-        let _enter = context::enter(handle, true);
+        let _enter = context::enter(shared.clone(), true);
         let _worker = context::set_worker(&local);
         let w = WorkerRef::new(&shared, &local, None);
         w.run_loop();
