@@ -117,7 +117,7 @@ impl Seat {
         let mut st = self.state();
         if st.closed {
             drop(st);
-            crate::worker::drop_queued(&shared.slots[0], &queue);
+            crate::worker::drop_queued(shared.slots.get(0), &queue);
             return;
         }
         st.queue = Some(queue);
@@ -141,7 +141,7 @@ impl Seat {
             t.unpark();
         }
         if let Some(queue) = queue {
-            crate::worker::drop_queued(&shared.slots[0], &queue);
+            crate::worker::drop_queued(shared.slots.get(0), &queue);
         }
     }
 }

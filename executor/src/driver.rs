@@ -48,7 +48,7 @@ pub fn get_or_install(
 
 /// `handle`'s runtime's I/O driver, if one is installed.
 pub fn get(handle: &Handle) -> Option<&dyn Driver> {
-    handle.shared().driver.get().map(|d| &**d)
+    handle.shared().driver.get()
 }
 
 #[cfg(feature = "test-util")]

@@ -40,7 +40,7 @@ impl fmt::Debug for Handle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Handle")
             .field("flavor", &self.runtime_flavor())
-            .field("workers", &self.shared.stealers.len())
+            .field("workers", &self.shared.workers())
             .finish()
     }
 }
@@ -153,9 +153,7 @@ impl Handle {
     /// assert!(rt.handle().metrics().tasks_spawned() >= 1);
     /// ```
     pub fn metrics(&self) -> RuntimeMetrics {
-        self.shared
-            .global
-            .snapshot(&self.shared.counters, &self.shared.policy)
+        self.shared.metrics()
     }
 
     /// The number of worker threads; 1 on a current-thread runtime (its worker is the thread
@@ -166,7 +164,7 @@ impl Handle {
     /// assert_eq!(rt.handle().worker_threads(), 2);
     /// ```
     pub fn worker_threads(&self) -> usize {
-        self.shared.stealers.len()
+        self.shared.workers()
     }
 
     /// Which scheduler the runtime has.

@@ -78,6 +78,7 @@ mod join_set;
 mod lifo;
 mod metrics;
 mod panics;
+mod queues;
 mod runtime;
 mod scheduler;
 mod shared;

@@ -24,12 +24,11 @@
 use std::fmt;
 use std::future::Future;
 use std::io;
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crossbeam_deque::{Injector, Worker};
+use crossbeam_deque::Worker;
 
 use crate::alarm::SysAlarm;
 use crate::blocking::BlockingPool;
@@ -37,11 +36,12 @@ use crate::futex::SysFutex;
 use crate::handle::Handle;
 use crate::idle::{Idle, SpinPolicy, MAX_WORKERS, WATCH_PERIOD};
 use crate::join::JoinHandle;
-use crate::metrics::{GlobalCounters, RuntimeMetrics, WorkerCounters};
-use crate::scheduler::{ThreadHook, WorkerSlot};
-use crate::shared::Shared;
+use crate::metrics::{Counters, RuntimeMetrics};
+use crate::queues::{Queues, Slots};
+use crate::shared::{DriverCell, Shared};
 use crate::tasks::TaskList;
 use crate::thread_context::within;
+use crate::worker::ThreadHook;
 
 /// The window the default (adaptive) spin policy starts from, and a sensible fixed window
 /// for [`Builder::spin`].
@@ -542,13 +542,14 @@ impl Builder {
         };
         let nanos = |d: Duration| d.as_nanos().min(u64::MAX as u128) as u64;
         let shared = Arc::new(Shared {
-            injector: Injector::new(),
-            stealers,
-            slots: (0..workers).map(|_| WorkerSlot::default()).collect(),
-            // Two ticks of the coarse clock, so that a poll that has just started is never
-            // taken for a stuck one, and at least the watch's period.
-            stuck_after: nanos(WATCH_PERIOD.max(crate::clock::coarse_resolution() * 2)),
-            long_poll: nanos(self.long_poll).max(1),
+            queues: Queues::new(stealers),
+            slots: Slots::new(
+                workers,
+                // Two ticks of the coarse clock, so that a poll that has just started is never
+                // taken for a stuck one, and at least the watch's period.
+                nanos(WATCH_PERIOD.max(crate::clock::coarse_resolution() * 2)),
+                nanos(self.long_poll).max(1),
+            ),
             idle: Idle::new(
                 SysFutex,
                 SysAlarm::new()?,
@@ -557,12 +558,9 @@ impl Builder {
                 max_spinners,
             ),
             policy,
-            driver: OnceLock::new(),
-            driver_polling: AtomicBool::new(false),
-            drained: AtomicBool::new(false),
+            driver: DriverCell::new(),
+            counters: Counters::new(workers),
             tasks: Arc::new(TaskList::new()),
-            counters: (0..workers).map(|_| WorkerCounters::default()).collect(),
-            global: GlobalCounters::default(),
             blocking: BlockingPool::new(
                 self.max_blocking,
                 self.blocking_keep_alive,
@@ -867,16 +865,12 @@ impl Runtime {
             // Otherwise (past the deadline) the thread is detached; it exits on its own.
         }
         // Wakers held by the reactor (I/O, timers) keep their tasks alive; drop them so those
-        // tasks are dropped too. SeqCst fence: see `Shared::driver_or_install`, which shuts
-        // down a driver installed after the `driver.get()` below.
-        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-        if let Some(d) = shared.driver.get() {
-            d.shutdown();
-        }
+        // tasks are dropped too (after a fence: see `Shared::shut_down_driver`).
+        shared.shut_down_driver();
         // Every task still alive waits on something outside the queues; waking it now drops
         // it (see `Shared::schedule`).
         shared.tasks.wake_all();
-        shared.drain_after_shutdown();
+        shared.queues.drain_after_shutdown();
         shared.blocking.shutdown(deadline);
     }
 }

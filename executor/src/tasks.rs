@@ -79,7 +79,7 @@ where
         schedule_on.blocking.schedule(r, &schedule_on)
     });
     let waker = runnable.waker();
-    crate::metrics::bump(&shared.global.spawned);
+    crate::metrics::bump(&shared.counters.global().spawned);
     runnable.schedule();
     JoinHandle::new(task, meta, waker)
 }
