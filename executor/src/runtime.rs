@@ -24,10 +24,11 @@
 use std::fmt;
 use std::future::Future;
 use std::io;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use async_task::Runnable;
 use crossbeam_deque::Worker;
 
 use crate::alarm::SysAlarm;
@@ -40,8 +41,8 @@ use crate::metrics::{Counters, RuntimeMetrics};
 use crate::queues::{Queues, Slots};
 use crate::shared::{DriverCell, Shared};
 use crate::tasks::TaskList;
-use crate::thread_context::within;
-use crate::worker::ThreadHook;
+use crate::thread_context::{within, ThreadContext};
+use crate::worker::{Started, ThreadHook};
 
 /// The window the default (adaptive) spin policy starts from, and a sensible fixed window
 /// for [`Builder::spin`].
@@ -461,6 +462,23 @@ impl Builder {
     /// assert_eq!(rt.block_on(async { 7 }), 7);
     /// ```
     pub fn build(self) -> io::Result<Runtime> {
+        let plan = self.plan()?;
+        let policy = self.spin_policy(&plan)?;
+        let context = self.thread_context()?;
+        let (shared, queues) = self.shared_state(&plan, policy, context)?;
+        let mut rt = Runtime::unstarted(shared, plan.workers);
+        if plan.current {
+            // No thread to start: the worker is whoever calls `block_on`.
+            return Ok(rt);
+        }
+        // On error `rt` drops on return and stops the workers already started.
+        self.start_workers(&mut rt, queues)?;
+        self.start_watchdog(&mut rt, &plan)?;
+        Ok(rt)
+    }
+
+    /// Checks the settings and works out the flavour and the numbers of workers and spinners.
+    fn plan(&self) -> io::Result<Plan> {
         let current = self.flavor == RuntimeFlavor::CurrentThread;
         // A current-thread runtime is one worker, driven by the `block_on` caller.
         let workers = match current {
@@ -500,6 +518,16 @@ impl Builder {
             .max_spinners
             .unwrap_or((workers / 2).max(1))
             .clamp(1, workers);
+        Ok(Plan {
+            current,
+            workers,
+            max_spinners,
+        })
+    }
+
+    /// The idle workers' spin policy: its window (fixed, or adaptive from the flavour's
+    /// default) and its CPU budget, checked and bounded by the spinners and the CPUs.
+    fn spin_policy(&self, plan: &Plan) -> io::Result<SpinPolicy> {
         let cpus = thread::available_parallelism().map_or(1, |n| n.get());
         let budget = match self.spin_budget {
             Some(b) if b.is_nan() || b < 0.0 => {
@@ -511,32 +539,46 @@ impl Builder {
             Some(b) => b,
             None => 1.0,
         }
-        .min(max_spinners as f64)
+        .min(plan.max_spinners as f64)
         .min(cpus as f64);
         // A lone thread that spins only delays its own park: off unless asked for.
-        let spin = self.spin.unwrap_or(match current {
+        let spin = self.spin.unwrap_or(match plan.current {
             true => Spin::Fixed(Duration::ZERO),
             false => Spin::Adaptive {
                 min: ADAPTIVE_MIN,
                 max: ADAPTIVE_MAX,
             },
         });
-        let policy = match spin {
+        Ok(match spin {
             Spin::Fixed(w) => SpinPolicy::fixed(w, budget),
             Spin::Adaptive { min, max } => SpinPolicy::adaptive(min, max, DEFAULT_SPIN, budget),
-        };
+        })
+    }
+
+    /// Starts what every thread of the runtime runs inside: the tokio-compat runtime, when
+    /// asked for (`tokio_compat.rs`); none otherwise.
+    fn thread_context(&self) -> io::Result<Option<Arc<dyn ThreadContext>>> {
         #[cfg(feature = "tokio-compat")]
-        let context = match self.tokio_compat {
-            Some(n) => Some(Arc::new(crate::tokio_compat::TokioCompat::start(n)?)
-                as Arc<dyn crate::thread_context::ThreadContext>),
-            None => None,
-        };
-        #[cfg(not(feature = "tokio-compat"))]
-        let context = None;
+        if let Some(n) = self.tokio_compat {
+            let compat = crate::tokio_compat::TokioCompat::start(n)?;
+            return Ok(Some(Arc::new(compat)));
+        }
+        Ok(None)
+    }
+
+    /// The state the runtime's threads share, and the worker queues for worker threads to
+    /// own: none on a current-thread runtime, whose one queue waits in its seat for a
+    /// `block_on` caller.
+    fn shared_state(
+        &self,
+        plan: &Plan,
+        policy: SpinPolicy,
+        context: Option<Arc<dyn ThreadContext>>,
+    ) -> io::Result<(Arc<Shared>, Vec<Worker<Runnable>>)> {
+        let workers = plan.workers;
         let mut queues: Vec<Worker<_>> = (0..workers).map(|_| Worker::new_fifo()).collect();
         let stealers = queues.iter().map(Worker::stealer).collect();
-        // A current-thread runtime's one queue waits for a `block_on` caller to take it.
-        let seat = match current {
+        let seat = match plan.current {
             true => queues.pop().map(crate::current_thread::Seat::new),
             false => None,
         };
@@ -555,7 +597,7 @@ impl Builder {
                 SysAlarm::new()?,
                 WATCH_PERIOD,
                 workers,
-                max_spinners,
+                plan.max_spinners,
             ),
             policy,
             driver: DriverCell::new(),
@@ -569,23 +611,18 @@ impl Builder {
             context,
             seat,
             #[cfg(feature = "test-util")]
-            clock: crate::test_clock::Clock::new(current, self.start_paused),
+            clock: crate::test_clock::Clock::new(plan.current, self.start_paused),
         });
-        let handle = Handle::new(shared);
-        let mut rt = Runtime {
-            handle: handle.clone(),
-            threads: Vec::with_capacity(workers),
-            watchdog: None,
-            exits: Arc::new(Exits::default()),
-            shut_down: false,
-        };
-        if current {
-            // No thread to start: the worker is whoever calls `block_on`.
-            return Ok(rt);
-        }
+        Ok((shared, queues))
+    }
+
+    /// Starts one worker thread per queue, and returns once each has run its
+    /// `on_thread_start` hook.
+    fn start_workers(&self, rt: &mut Runtime, queues: Vec<Worker<Runnable>>) -> io::Result<()> {
+        let workers = queues.len();
         let (started_tx, started_rx) = std::sync::mpsc::channel();
         for (index, queue) in queues.into_iter().enumerate() {
-            let shared = handle.shared().clone();
+            let shared = rt.handle.shared().clone();
             let (on_start, on_stop) = (self.on_start.clone(), self.on_stop.clone());
             let exits = rt.exits.clone();
             let started = started_tx.clone();
@@ -601,37 +638,55 @@ impl Builder {
                 .map_err(|e| {
                     io::Error::new(e.kind(), format!("spinpark: starting worker {index}: {e}"))
                 })?;
-            // On error, `rt` drops here and stops the workers already started.
             rt.threads.push(t);
         }
         drop(started_tx);
-        // A worker that cannot start would still count in the idle protocol, where nobody
-        // would ever do its share (such as driving the reactor): fail instead. Each worker
-        // reports once and drops its sender, so this ends even if one dies without a word.
-        for _ in 0..workers {
-            match started_rx.recv() {
-                Ok(Ok(())) => {}
-                // `rt` drops on return and stops the workers already started.
-                Ok(Err(msg)) => {
-                    return Err(io::Error::other(format!(
-                        "spinpark: a worker could not start: its on_thread_start hook \
-                         panicked: {msg}"
-                    )))
-                }
-                Err(_) => {
-                    return Err(io::Error::other(
-                        "spinpark: a worker thread exited before it started",
-                    ))
-                }
+        wait_started(&started_rx, workers)
+    }
+
+    /// Starts the watchdog thread (`watchdog.rs`); with one worker there is nobody to wake
+    /// for another, and no watchdog.
+    fn start_watchdog(&self, rt: &mut Runtime, plan: &Plan) -> io::Result<()> {
+        if plan.workers > 1 {
+            let name = format!("{}-watchdog", self.thread_name);
+            let shared = rt.handle.shared().clone();
+            rt.watchdog = Some(crate::watchdog::start(shared, name)?);
+        }
+        Ok(())
+    }
+}
+
+/// What [`Builder::build`] settled on before starting anything.
+struct Plan {
+    /// A current-thread runtime (no worker thread).
+    current: bool,
+    workers: usize,
+    max_spinners: usize,
+}
+
+/// Waits until each of `workers` started workers has reported on `started`: fails if one
+/// could not start.
+fn wait_started(started: &mpsc::Receiver<Started>, workers: usize) -> io::Result<()> {
+    // A worker that cannot start would still count in the idle protocol, where nobody
+    // would ever do its share (such as driving the reactor): fail instead. Each worker
+    // reports once and drops its sender, so this ends even if one dies without a word.
+    for _ in 0..workers {
+        match started.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(msg)) => {
+                return Err(io::Error::other(format!(
+                    "spinpark: a worker could not start: its on_thread_start hook \
+                     panicked: {msg}"
+                )))
+            }
+            Err(_) => {
+                return Err(io::Error::other(
+                    "spinpark: a worker thread exited before it started",
+                ))
             }
         }
-        // With one worker there is nobody to wake for another: no watchdog.
-        if workers > 1 {
-            let name = format!("{}-watchdog", self.thread_name);
-            rt.watchdog = Some(crate::watchdog::start(handle.shared().clone(), name)?);
-        }
-        Ok(rt)
     }
+    Ok(())
 }
 
 /// A running spinpark runtime: its worker threads and everything spawned on it.
@@ -714,6 +769,18 @@ impl fmt::Debug for Runtime {
 }
 
 impl Runtime {
+    /// A runtime around `shared` with no thread started yet (room for `workers`): dropping it
+    /// shuts down what has been started.
+    fn unstarted(shared: Arc<Shared>, workers: usize) -> Runtime {
+        Runtime {
+            handle: Handle::new(shared),
+            threads: Vec::with_capacity(workers),
+            watchdog: None,
+            exits: Arc::new(Exits::default()),
+            shut_down: false,
+        }
+    }
+
     /// A runtime with [`Builder::new`]'s defaults.
     ///
     /// ```
