@@ -26,6 +26,8 @@ use crate::shared::Shared;
 /// .join()
 /// .unwrap();
 /// ```
+///
+/// [`Handle::enter`]: crate::Handle::enter
 #[must_use = "the runtime is current only while the guard lives"]
 pub struct EnterGuard<'a> {
     _restore: context::EnterGuard,

@@ -1,5 +1,5 @@
 //! [`Handle`]: a cheap, clonable reference to a runtime's shared state, to spawn onto it and
-//! read its metrics from anywhere.
+//! read its metrics from anywhere (and [`RuntimeFlavor`], which it reports).
 //!
 //! ```
 //! let rt = spinpark_executor::Runtime::new().unwrap();
@@ -174,10 +174,10 @@ impl Handle {
     /// let rt = spinpark::Runtime::new().unwrap();
     /// assert_eq!(rt.handle().runtime_flavor(), RuntimeFlavor::MultiThread);
     /// ```
-    pub fn runtime_flavor(&self) -> crate::RuntimeFlavor {
+    pub fn runtime_flavor(&self) -> RuntimeFlavor {
         match self.shared.seat {
-            Some(_) => crate::RuntimeFlavor::CurrentThread,
-            None => crate::RuntimeFlavor::MultiThread,
+            Some(_) => RuntimeFlavor::CurrentThread,
+            None => RuntimeFlavor::MultiThread,
         }
     }
 
@@ -219,6 +219,25 @@ impl Handle {
     pub fn idle_state(&self) -> (u32, u32, bool) {
         self.shared.idle.snapshot()
     }
+}
+
+/// Which scheduler a runtime has: see [`Builder::new_current_thread`] and
+/// [`Handle::runtime_flavor`](crate::Handle::runtime_flavor).
+///
+/// ```
+/// use spinpark_executor::{Builder, RuntimeFlavor};
+/// let rt = Builder::new_current_thread().build().unwrap();
+/// assert_eq!(rt.handle().runtime_flavor(), RuntimeFlavor::CurrentThread);
+/// ```
+///
+/// [`Builder::new_current_thread`]: crate::Builder::new_current_thread
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RuntimeFlavor {
+    /// No worker thread: tasks run on the thread inside `block_on`.
+    CurrentThread,
+    /// Worker threads that spin, then park, and steal from each other (the default).
+    MultiThread,
 }
 
 /// Returned by [`Handle::try_current`] outside a runtime.

@@ -34,12 +34,13 @@ use crossbeam_deque::Worker;
 use crate::alarm::SysAlarm;
 use crate::blocking::BlockingPool;
 use crate::futex::SysFutex;
-use crate::handle::Handle;
+use crate::handle::{Handle, RuntimeFlavor};
 use crate::idle::{Idle, SpinPolicy, MAX_WORKERS, WATCH_PERIOD};
+use crate::io_driver::DriverCell;
 use crate::join::JoinHandle;
 use crate::metrics::{Counters, RuntimeMetrics};
 use crate::queues::{Queues, Slots};
-use crate::shared::{DriverCell, Shared};
+use crate::shared::Shared;
 use crate::tasks::TaskList;
 use crate::thread_context::{within, ThreadContext};
 use crate::worker::{Started, ThreadHook};
@@ -74,23 +75,6 @@ const LONG_POLL: Duration = Duration::from_millis(10);
 enum Spin {
     Fixed(Duration),
     Adaptive { min: Duration, max: Duration },
-}
-
-/// Which scheduler a runtime has: see [`Builder::new_current_thread`] and
-/// [`Handle::runtime_flavor`](crate::Handle::runtime_flavor).
-///
-/// ```
-/// use spinpark_executor::{Builder, RuntimeFlavor};
-/// let rt = Builder::new_current_thread().build().unwrap();
-/// assert_eq!(rt.handle().runtime_flavor(), RuntimeFlavor::CurrentThread);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RuntimeFlavor {
-    /// No worker thread: tasks run on the thread inside `block_on`.
-    CurrentThread,
-    /// Worker threads that spin, then park, and steal from each other (the default).
-    MultiThread,
 }
 
 /// Configures and builds a [`Runtime`].

@@ -2,30 +2,31 @@
 //! `block_on` callers, the watchdog), behind the `Arc` that the public `Handle` wraps.
 //!
 //! ```text
-//! Handle ──Arc──> Shared <──Arc── workers, blocking pool, block_on, the thread-local context
+//! Handle ──Arc──> Shared <──Arc── workers, blocking-pool threads, block_on callers,
+//!                                 the thread-local context, the watchdog
 //! ```
 //!
 //! How it works: the runtime's internals pass `Arc<Shared>` (or `&Shared`) to each other;
 //! `Handle` is only the public face, whose methods delegate here.
 
 use std::io;
-use std::sync::atomic::Ordering::{Acquire, Release, SeqCst};
-use std::sync::atomic::{fence, AtomicBool};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::fence;
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::Arc;
 
 use crate::alarm::SysAlarm;
 use crate::blocking::BlockingPool;
 use crate::current_thread::Seat;
-use crate::driver::Driver;
 use crate::futex::SysFutex;
 use crate::idle::{Idle, SpinPolicy};
+use crate::io_driver::{Driver, DriverCell};
 use crate::metrics::{Counters, RuntimeMetrics};
 use crate::queues::{Queues, Slots};
 use crate::tasks::TaskList;
 use crate::thread_context::ThreadContext;
 
-/// State shared by all of one runtime's threads, one part per concern. Each part keeps its
-/// own fields private and is used through its methods.
+/// State shared by all of one runtime's threads, one part per concern, each a type of its
+/// own that the other modules use through its methods.
 pub(crate) struct Shared {
     /// Where runnable tasks wait: the injector and the stealer end of every worker's queue
     /// (`queues.rs`).
@@ -110,57 +111,5 @@ impl Shared {
         if let Some(d) = self.driver.get() {
             d.shutdown();
         }
-    }
-}
-
-/// A runtime's I/O driver, once a reactor has installed one, and the try-lock that keeps
-/// spinners from polling it all at once.
-pub(crate) struct DriverCell {
-    driver: OnceLock<Box<dyn Driver>>,
-    /// Held by the one spinner that polls the driver, so spinners do not pile into epoll.
-    polling: AtomicBool,
-}
-
-impl DriverCell {
-    /// No driver yet.
-    pub(crate) fn new() -> DriverCell {
-        DriverCell {
-            driver: OnceLock::new(),
-            polling: AtomicBool::new(false),
-        }
-    }
-
-    /// The driver, if one is installed.
-    pub(crate) fn get(&self) -> Option<&dyn Driver> {
-        self.driver.get().map(|d| &**d)
-    }
-
-    /// Installs `driver` unless one is installed already; returns whether it was.
-    fn install(&self, driver: Box<dyn Driver>) -> bool {
-        self.driver.set(driver).is_ok()
-    }
-
-    /// Makes a parked driver return, if there is a driver.
-    pub(crate) fn unpark(&self) {
-        if let Some(d) = self.get() {
-            d.unpark();
-        }
-    }
-
-    /// Polls the driver without blocking, unless there is none or another thread is polling
-    /// it; runs `polling` first when it does poll. Returns how many events it dispatched.
-    pub(crate) fn try_poll(&self, polling: impl FnOnce()) -> usize {
-        let Some(driver) = self.get() else {
-            return 0;
-        };
-        // Acquire/Release: a try-lock around `poll`, so two spinners do not contend in the
-        // kernel for the same events; the reactor's own state is synchronized internally.
-        if self.polling.swap(true, Acquire) {
-            return 0;
-        }
-        polling();
-        let n = driver.poll();
-        self.polling.store(false, Release);
-        n
     }
 }
