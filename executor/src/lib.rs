@@ -73,13 +73,16 @@ mod current_thread;
 pub mod driver;
 mod enter;
 mod handle;
+mod io_driver;
 mod join;
 mod join_set;
 mod lifo;
 mod metrics;
 mod panics;
+mod queues;
 mod runtime;
 mod scheduler;
+mod shared;
 mod tasks;
 #[cfg(feature = "test-util")]
 mod test_clock;
@@ -92,11 +95,11 @@ mod yield_now;
 
 pub use driver::Driver;
 pub use enter::EnterGuard;
-pub use handle::{Handle, TryCurrentError};
+pub use handle::{Handle, RuntimeFlavor, TryCurrentError};
 pub use join::{JoinError, JoinHandle};
 pub use join_set::JoinSet;
 pub use metrics::{RuntimeMetrics, WorkerMetrics};
-pub use runtime::{Builder, Runtime, RuntimeFlavor, DEFAULT_SPIN};
+pub use runtime::{Builder, Runtime, DEFAULT_SPIN};
 pub use yield_now::{yield_now, YieldNow};
 
 use std::future::Future;

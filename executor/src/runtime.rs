@@ -24,23 +24,26 @@
 use std::fmt;
 use std::future::Future;
 use std::io;
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crossbeam_deque::{Injector, Worker};
+use async_task::Runnable;
+use crossbeam_deque::Worker;
 
 use crate::alarm::SysAlarm;
 use crate::blocking::BlockingPool;
 use crate::futex::SysFutex;
-use crate::handle::Handle;
+use crate::handle::{Handle, RuntimeFlavor};
 use crate::idle::{Idle, SpinPolicy, MAX_WORKERS, WATCH_PERIOD};
+use crate::io_driver::DriverCell;
 use crate::join::JoinHandle;
-use crate::metrics::{GlobalCounters, RuntimeMetrics, WorkerCounters};
-use crate::scheduler::{Shared, ThreadHook, WorkerSlot};
+use crate::metrics::{Counters, RuntimeMetrics};
+use crate::queues::{Queues, Slots};
+use crate::shared::Shared;
 use crate::tasks::TaskList;
-use crate::thread_context::within;
+use crate::thread_context::{within, ThreadContext};
+use crate::worker::{Started, ThreadHook};
 
 /// The window the default (adaptive) spin policy starts from, and a sensible fixed window
 /// for [`Builder::spin`].
@@ -72,23 +75,6 @@ const LONG_POLL: Duration = Duration::from_millis(10);
 enum Spin {
     Fixed(Duration),
     Adaptive { min: Duration, max: Duration },
-}
-
-/// Which scheduler a runtime has: see [`Builder::new_current_thread`] and
-/// [`Handle::runtime_flavor`](crate::Handle::runtime_flavor).
-///
-/// ```
-/// use spinpark_executor::{Builder, RuntimeFlavor};
-/// let rt = Builder::new_current_thread().build().unwrap();
-/// assert_eq!(rt.handle().runtime_flavor(), RuntimeFlavor::CurrentThread);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RuntimeFlavor {
-    /// No worker thread: tasks run on the thread inside `block_on`.
-    CurrentThread,
-    /// Worker threads that spin, then park, and steal from each other (the default).
-    MultiThread,
 }
 
 /// Configures and builds a [`Runtime`].
@@ -460,6 +446,23 @@ impl Builder {
     /// assert_eq!(rt.block_on(async { 7 }), 7);
     /// ```
     pub fn build(self) -> io::Result<Runtime> {
+        let plan = self.plan()?;
+        let policy = self.spin_policy(&plan)?;
+        let context = self.thread_context()?;
+        let (shared, queues) = self.shared_state(&plan, policy, context)?;
+        let mut rt = Runtime::unstarted(shared, plan.workers);
+        if plan.current {
+            // No thread to start: the worker is whoever calls `block_on`.
+            return Ok(rt);
+        }
+        // On error `rt` drops on return and stops the workers already started.
+        self.start_workers(&mut rt, queues)?;
+        self.start_watchdog(&mut rt, &plan)?;
+        Ok(rt)
+    }
+
+    /// Checks the settings and works out the flavour and the numbers of workers and spinners.
+    fn plan(&self) -> io::Result<Plan> {
         let current = self.flavor == RuntimeFlavor::CurrentThread;
         // A current-thread runtime is one worker, driven by the `block_on` caller.
         let workers = match current {
@@ -499,6 +502,16 @@ impl Builder {
             .max_spinners
             .unwrap_or((workers / 2).max(1))
             .clamp(1, workers);
+        Ok(Plan {
+            current,
+            workers,
+            max_spinners,
+        })
+    }
+
+    /// The idle workers' spin policy: its window (fixed, or adaptive from the flavour's
+    /// default) and its CPU budget, checked and bounded by the spinners and the CPUs.
+    fn spin_policy(&self, plan: &Plan) -> io::Result<SpinPolicy> {
         let cpus = thread::available_parallelism().map_or(1, |n| n.get());
         let budget = match self.spin_budget {
             Some(b) if b.is_nan() || b < 0.0 => {
@@ -510,58 +523,70 @@ impl Builder {
             Some(b) => b,
             None => 1.0,
         }
-        .min(max_spinners as f64)
+        .min(plan.max_spinners as f64)
         .min(cpus as f64);
         // A lone thread that spins only delays its own park: off unless asked for.
-        let spin = self.spin.unwrap_or(match current {
+        let spin = self.spin.unwrap_or(match plan.current {
             true => Spin::Fixed(Duration::ZERO),
             false => Spin::Adaptive {
                 min: ADAPTIVE_MIN,
                 max: ADAPTIVE_MAX,
             },
         });
-        let policy = match spin {
+        Ok(match spin {
             Spin::Fixed(w) => SpinPolicy::fixed(w, budget),
             Spin::Adaptive { min, max } => SpinPolicy::adaptive(min, max, DEFAULT_SPIN, budget),
-        };
+        })
+    }
+
+    /// Starts what every thread of the runtime runs inside: the tokio-compat runtime, when
+    /// asked for (`tokio_compat.rs`); none otherwise.
+    fn thread_context(&self) -> io::Result<Option<Arc<dyn ThreadContext>>> {
         #[cfg(feature = "tokio-compat")]
-        let context = match self.tokio_compat {
-            Some(n) => Some(Arc::new(crate::tokio_compat::TokioCompat::start(n)?)
-                as Arc<dyn crate::thread_context::ThreadContext>),
-            None => None,
-        };
-        #[cfg(not(feature = "tokio-compat"))]
-        let context = None;
+        if let Some(n) = self.tokio_compat {
+            let compat = crate::tokio_compat::TokioCompat::start(n)?;
+            return Ok(Some(Arc::new(compat)));
+        }
+        Ok(None)
+    }
+
+    /// The state the runtime's threads share, and the worker queues for worker threads to
+    /// own: none on a current-thread runtime, whose one queue waits in its seat for a
+    /// `block_on` caller.
+    fn shared_state(
+        &self,
+        plan: &Plan,
+        policy: SpinPolicy,
+        context: Option<Arc<dyn ThreadContext>>,
+    ) -> io::Result<(Arc<Shared>, Vec<Worker<Runnable>>)> {
+        let workers = plan.workers;
         let mut queues: Vec<Worker<_>> = (0..workers).map(|_| Worker::new_fifo()).collect();
         let stealers = queues.iter().map(Worker::stealer).collect();
-        // A current-thread runtime's one queue waits for a `block_on` caller to take it.
-        let seat = match current {
+        let seat = match plan.current {
             true => queues.pop().map(crate::current_thread::Seat::new),
             false => None,
         };
         let nanos = |d: Duration| d.as_nanos().min(u64::MAX as u128) as u64;
         let shared = Arc::new(Shared {
-            injector: Injector::new(),
-            stealers,
-            slots: (0..workers).map(|_| WorkerSlot::default()).collect(),
-            // Two ticks of the coarse clock, so that a poll that has just started is never
-            // taken for a stuck one, and at least the watch's period.
-            stuck_after: nanos(WATCH_PERIOD.max(crate::clock::coarse_resolution() * 2)),
-            long_poll: nanos(self.long_poll).max(1),
+            queues: Queues::new(stealers),
+            slots: Slots::new(
+                workers,
+                // Two ticks of the coarse clock, so that a poll that has just started is never
+                // taken for a stuck one, and at least the watch's period.
+                nanos(WATCH_PERIOD.max(crate::clock::coarse_resolution() * 2)),
+                nanos(self.long_poll).max(1),
+            ),
             idle: Idle::new(
                 SysFutex,
                 SysAlarm::new()?,
                 WATCH_PERIOD,
                 workers,
-                max_spinners,
+                plan.max_spinners,
             ),
             policy,
-            driver: OnceLock::new(),
-            driver_polling: AtomicBool::new(false),
-            drained: AtomicBool::new(false),
+            driver: DriverCell::new(),
+            counters: Counters::new(workers),
             tasks: Arc::new(TaskList::new()),
-            counters: (0..workers).map(|_| WorkerCounters::default()).collect(),
-            global: GlobalCounters::default(),
             blocking: BlockingPool::new(
                 self.max_blocking,
                 self.blocking_keep_alive,
@@ -570,23 +595,18 @@ impl Builder {
             context,
             seat,
             #[cfg(feature = "test-util")]
-            clock: crate::test_clock::Clock::new(current, self.start_paused),
+            clock: crate::test_clock::Clock::new(plan.current, self.start_paused),
         });
-        let handle = Handle { shared };
-        let mut rt = Runtime {
-            handle: handle.clone(),
-            threads: Vec::with_capacity(workers),
-            watchdog: None,
-            exits: Arc::new(Exits::default()),
-            shut_down: false,
-        };
-        if current {
-            // No thread to start: the worker is whoever calls `block_on`.
-            return Ok(rt);
-        }
+        Ok((shared, queues))
+    }
+
+    /// Starts one worker thread per queue, and returns once each has run its
+    /// `on_thread_start` hook.
+    fn start_workers(&self, rt: &mut Runtime, queues: Vec<Worker<Runnable>>) -> io::Result<()> {
+        let workers = queues.len();
         let (started_tx, started_rx) = std::sync::mpsc::channel();
         for (index, queue) in queues.into_iter().enumerate() {
-            let handle = handle.clone();
+            let shared = rt.handle.shared().clone();
             let (on_start, on_stop) = (self.on_start.clone(), self.on_stop.clone());
             let exits = rt.exits.clone();
             let started = started_tx.clone();
@@ -594,45 +614,63 @@ impl Builder {
                 .name(format!("{}-{index}", self.thread_name))
                 .spawn(move || {
                     let _exit = ExitGuard(exits);
-                    let context = handle.shared.context.clone();
+                    let context = shared.context.clone();
                     within(context.as_ref(), || {
-                        crate::worker::run(handle, index, queue, on_start, on_stop, started)
+                        crate::worker::run(shared, index, queue, on_start, on_stop, started)
                     })
                 })
                 .map_err(|e| {
                     io::Error::new(e.kind(), format!("spinpark: starting worker {index}: {e}"))
                 })?;
-            // On error, `rt` drops here and stops the workers already started.
             rt.threads.push(t);
         }
         drop(started_tx);
-        // A worker that cannot start would still count in the idle protocol, where nobody
-        // would ever do its share (such as driving the reactor): fail instead. Each worker
-        // reports once and drops its sender, so this ends even if one dies without a word.
-        for _ in 0..workers {
-            match started_rx.recv() {
-                Ok(Ok(())) => {}
-                // `rt` drops on return and stops the workers already started.
-                Ok(Err(msg)) => {
-                    return Err(io::Error::other(format!(
-                        "spinpark: a worker could not start: its on_thread_start hook \
-                         panicked: {msg}"
-                    )))
-                }
-                Err(_) => {
-                    return Err(io::Error::other(
-                        "spinpark: a worker thread exited before it started",
-                    ))
-                }
+        wait_started(&started_rx, workers)
+    }
+
+    /// Starts the watchdog thread (`watchdog.rs`); with one worker there is nobody to wake
+    /// for another, and no watchdog.
+    fn start_watchdog(&self, rt: &mut Runtime, plan: &Plan) -> io::Result<()> {
+        if plan.workers > 1 {
+            let name = format!("{}-watchdog", self.thread_name);
+            let shared = rt.handle.shared().clone();
+            rt.watchdog = Some(crate::watchdog::start(shared, name)?);
+        }
+        Ok(())
+    }
+}
+
+/// What [`Builder::build`] settled on before starting anything.
+struct Plan {
+    /// A current-thread runtime (no worker thread).
+    current: bool,
+    workers: usize,
+    max_spinners: usize,
+}
+
+/// Waits until each of `workers` started workers has reported on `started`: fails if one
+/// could not start.
+fn wait_started(started: &mpsc::Receiver<Started>, workers: usize) -> io::Result<()> {
+    // A worker that cannot start would still count in the idle protocol, where nobody
+    // would ever do its share (such as driving the reactor): fail instead. Each worker
+    // reports once and drops its sender, so this ends even if one dies without a word.
+    for _ in 0..workers {
+        match started.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(msg)) => {
+                return Err(io::Error::other(format!(
+                    "spinpark: a worker could not start: its on_thread_start hook \
+                     panicked: {msg}"
+                )))
+            }
+            Err(_) => {
+                return Err(io::Error::other(
+                    "spinpark: a worker thread exited before it started",
+                ))
             }
         }
-        // With one worker there is nobody to wake for another: no watchdog.
-        if workers > 1 {
-            let name = format!("{}-watchdog", self.thread_name);
-            rt.watchdog = Some(crate::watchdog::start(handle.shared.clone(), name)?);
-        }
-        Ok(rt)
     }
+    Ok(())
 }
 
 /// A running spinpark runtime: its worker threads and everything spawned on it.
@@ -715,6 +753,18 @@ impl fmt::Debug for Runtime {
 }
 
 impl Runtime {
+    /// A runtime around `shared` with no thread started yet (room for `workers`): dropping it
+    /// shuts down what has been started.
+    fn unstarted(shared: Arc<Shared>, workers: usize) -> Runtime {
+        Runtime {
+            handle: Handle::new(shared),
+            threads: Vec::with_capacity(workers),
+            watchdog: None,
+            exits: Arc::new(Exits::default()),
+            shut_down: false,
+        }
+    }
+
     /// A runtime with [`Builder::new`]'s defaults.
     ///
     /// ```
@@ -831,7 +881,7 @@ impl Runtime {
         if std::mem::replace(&mut self.shut_down, true) {
             return;
         }
-        let context = self.handle.shared.context.clone();
+        let context = self.handle.shared().context.clone();
         within(context.as_ref(), || self.stop(deadline));
         if let Some(context) = context {
             context.shutdown();
@@ -839,7 +889,7 @@ impl Runtime {
     }
 
     fn stop(&mut self, deadline: Option<Instant>) {
-        let shared = &self.handle.shared;
+        let shared = self.handle.shared();
         shared.idle.shutdown(|| shared.unpark_driver());
         // A current-thread runtime: drop the tasks queued for its worker, unless a thread in
         // `block_on` (through a `Handle`) holds them; that one drops them when it sees the
@@ -866,16 +916,12 @@ impl Runtime {
             // Otherwise (past the deadline) the thread is detached; it exits on its own.
         }
         // Wakers held by the reactor (I/O, timers) keep their tasks alive; drop them so those
-        // tasks are dropped too. SeqCst fence: see `Shared::driver_or_install`, which shuts
-        // down a driver installed after the `driver.get()` below.
-        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-        if let Some(d) = shared.driver.get() {
-            d.shutdown();
-        }
+        // tasks are dropped too (after a fence: see `Shared::shut_down_driver`).
+        shared.shut_down_driver();
         // Every task still alive waits on something outside the queues; waking it now drops
         // it (see `Shared::schedule`).
         shared.tasks.wake_all();
-        shared.drain_after_shutdown();
+        shared.queues.drain_after_shutdown();
         shared.blocking.shutdown(deadline);
     }
 }
