@@ -80,6 +80,7 @@ mod lifo;
 mod metrics;
 mod panics;
 mod queues;
+mod builder;
 mod runtime;
 mod scheduler;
 mod shared;
@@ -99,7 +100,8 @@ pub use handle::{Handle, RuntimeFlavor, TryCurrentError};
 pub use join::{JoinError, JoinHandle};
 pub use join_set::JoinSet;
 pub use metrics::{RuntimeMetrics, WorkerMetrics};
-pub use runtime::{Builder, Runtime, DEFAULT_SPIN};
+pub use builder::{Builder, DEFAULT_SPIN};
+pub use runtime::Runtime;
 pub use yield_now::{yield_now, YieldNow};
 
 use std::future::Future;
