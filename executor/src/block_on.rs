@@ -18,23 +18,21 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 
 use crate::context;
-use crate::handle::Handle;
+use crate::shared::Shared;
 use crate::thread_context::within;
 
-/// Runs `future` to completion on the current thread, with `handle`'s runtime current.
-pub(crate) fn block_on<F: Future>(handle: &Handle, future: F) -> F::Output {
+/// Runs `future` to completion on the current thread, with `shared`'s runtime current.
+pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output {
     assert!(
         !context::block_on_forbidden(),
         "Runtime::block_on called from inside a spinpark runtime (a task, a blocking-pool \
          thread, or another block_on): that would block a thread the runtime needs. \
          Use `.await` instead, or spawn_blocking to run blocking code."
     );
-    let _enter = context::enter(handle.clone(), true);
-    within(handle.shared.context.as_ref(), || {
-        match &handle.shared.seat {
-            Some(seat) => crate::current_thread::block_on(&handle.shared, seat, future),
-            None => run(future),
-        }
+    let _enter = context::enter(shared.clone(), true);
+    within(shared.context.as_ref(), || match &shared.seat {
+        Some(seat) => crate::current_thread::block_on(shared, seat, future),
+        None => run(future),
     })
 }
 

@@ -15,14 +15,14 @@
 
 use std::cell::Cell;
 use std::collections::VecDeque;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use async_task::Runnable;
 
 use crate::context;
-use crate::handle::Handle;
+use crate::shared::Shared;
 use crate::thread_context::within;
 
 thread_local! {
@@ -66,8 +66,9 @@ impl BlockingPool {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Queues `runnable` and makes sure a thread will run it.
-    pub(crate) fn schedule(&self, runnable: Runnable, handle: &Handle) {
+    /// Queues `runnable` and makes sure a thread will run it. `shared` is the runtime this
+    /// pool belongs to, which its threads make current.
+    pub(crate) fn schedule(&self, runnable: Runnable, shared: &Arc<Shared>) {
         let mut st = self.lock();
         if st.shutdown {
             drop(st);
@@ -75,21 +76,20 @@ impl BlockingPool {
             return;
         }
         #[cfg(feature = "test-util")]
-        handle.shared.clock.inhibit();
+        shared.clock.inhibit();
         st.queue.push_back(runnable);
         if st.idle > 0 {
             self.cond.notify_one();
         } else if st.threads < self.max_threads {
             st.threads += 1;
             drop(st);
-            let pool_handle = handle.clone();
+            let runtime = shared.clone();
             let spawned = thread::Builder::new()
                 .name(self.name.clone())
                 .spawn(move || {
-                    let handle = pool_handle;
-                    let context = handle.shared.context.clone();
+                    let context = runtime.context.clone();
                     within(context.as_ref(), || {
-                        handle.shared.blocking.thread_main(handle.clone())
+                        runtime.blocking.thread_main(runtime.clone())
                     })
                 });
             if spawned.is_err() {
@@ -102,17 +102,17 @@ impl BlockingPool {
                     drop(st);
                     for r in dropped {
                         drop(r);
-                        allow_auto_advance(handle);
+                        allow_auto_advance(shared);
                     }
                 }
             }
         }
     }
 
-    fn thread_main(&self, handle: Handle) {
+    fn thread_main(&self, shared: Arc<Shared>) {
         #[cfg(feature = "test-util")]
-        let clock_of = handle.clone();
-        let _enter = context::enter(handle, false);
+        let clock_of = shared.clone();
+        let _enter = context::enter(shared, false);
         CURRENT_POOL.with(|p| p.set(self));
         let mut st = self.lock();
         loop {
@@ -190,17 +190,17 @@ impl BlockingPool {
 
 /// A queued closure has run (or was dropped): the paused clock may auto-advance again, and the
 /// driver, which may have blocked because it could not, looks again.
-fn allow_auto_advance(_handle: &Handle) {
+fn allow_auto_advance(_shared: &Shared) {
     #[cfg(feature = "test-util")]
-    if _handle.shared.clock.allow() {
-        _handle.shared.unpark_driver();
+    if _shared.clock.allow() {
+        _shared.unpark_driver();
     }
 }
 
 impl Drop for BlockingPool {
     fn drop(&mut self) {
-        // Only reached when the runtime's shared state is freed; the threads hold handles, so
-        // they are all gone by then.
+        // Only reached when the runtime's shared state is freed; the threads hold it (an
+        // `Arc<Shared>`), so they are all gone by then.
         let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
         debug_assert_eq!(st.threads, 0);
         st.queue.clear();

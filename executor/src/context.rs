@@ -3,15 +3,17 @@
 //!
 //! `Handle::current()`, `spawn` and the schedule function all start here. A worker publishes
 //! a pointer to its [`Local`] state for the lifetime of its run loop; `block_on` publishes only
-//! the runtime's handle.
+//! the runtime's shared state (which the public `Handle` wraps).
 
 use std::cell::{Cell, RefCell};
+use std::sync::Arc;
 
-use crate::handle::Handle;
+use crate::shared::Shared;
 use crate::worker::Local;
 
 thread_local! {
-    static HANDLE: RefCell<Option<Handle>> = const { RefCell::new(None) };
+    /// The runtime the current thread is in.
+    static RUNTIME: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
     /// How many `EnterGuard`s are alive on this thread, to check they drop in reverse order.
     static DEPTH: Cell<usize> = const { Cell::new(0) };
     /// Set on workers and inside `block_on`: threads that must not block in `block_on`.
@@ -20,16 +22,15 @@ thread_local! {
     static WORKER: Cell<*const Local> = const { Cell::new(std::ptr::null()) };
 }
 
-/// The handle of the runtime the current thread is in, if any.
-pub(crate) fn current() -> Option<Handle> {
-    HANDLE.with(|h| h.borrow().clone())
+/// The runtime the current thread is in, if any.
+pub(crate) fn current() -> Option<Arc<Shared>> {
+    RUNTIME.with(|r| r.borrow().clone())
 }
 
-/// Runs `f` with the handle of the runtime the current thread is in, if any, without cloning
-/// it.
+/// Runs `f` with the runtime the current thread is in, if any, without cloning its `Arc`.
 #[cfg(feature = "test-util")]
-pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Handle>) -> R) -> R {
-    HANDLE.with(|h| f(h.borrow().as_ref()))
+pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Shared>) -> R) -> R {
+    RUNTIME.with(|r| f(r.borrow().as_deref()))
 }
 
 /// Whether `block_on` is forbidden here: on a worker, or inside another `block_on`.
@@ -38,10 +39,10 @@ pub(crate) fn block_on_forbidden() -> bool {
     NO_BLOCK_ON.with(|b| b.get())
 }
 
-/// Makes `handle` current until the guard is dropped; restores the previous state then.
-/// `no_block_on`: also forbid `block_on` meanwhile.
-pub(crate) fn enter(handle: Handle, no_block_on: bool) -> EnterGuard {
-    let prev = HANDLE.with(|h| h.borrow_mut().replace(handle));
+/// Makes `shared`'s runtime current until the guard is dropped; restores the previous state
+/// then. `no_block_on`: also forbid `block_on` meanwhile.
+pub(crate) fn enter(shared: Arc<Shared>, no_block_on: bool) -> EnterGuard {
+    let prev = RUNTIME.with(|r| r.borrow_mut().replace(shared));
     let prev_flag = NO_BLOCK_ON.with(|b| b.replace(no_block_on));
     let depth = DEPTH.with(|d| {
         d.set(d.get() + 1);
@@ -56,7 +57,7 @@ pub(crate) fn enter(handle: Handle, no_block_on: bool) -> EnterGuard {
 
 /// Restores the previous current runtime on drop.
 pub(crate) struct EnterGuard {
-    prev: Option<Handle>,
+    prev: Option<Arc<Shared>>,
     prev_flag: bool,
     /// `DEPTH` once this guard was made: it must be the innermost when it drops.
     depth: usize,
@@ -79,7 +80,7 @@ impl Drop for EnterGuard {
         }
         DEPTH.with(|d| d.set(self.depth - 1));
         let prev = self.prev.take();
-        HANDLE.with(|h| *h.borrow_mut() = prev);
+        RUNTIME.with(|r| *r.borrow_mut() = prev);
         NO_BLOCK_ON.with(|b| b.set(self.prev_flag));
     }
 }

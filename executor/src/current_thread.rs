@@ -46,7 +46,7 @@ use async_task::Runnable;
 use crossbeam_deque::Worker;
 
 use crate::context;
-use crate::scheduler::Shared;
+use crate::shared::Shared;
 use crate::worker::{Local, Work, WorkerRef, GLOBAL_INTERVAL};
 
 /// The one worker's place on a current-thread runtime: its queue while no thread drives, and
@@ -117,7 +117,7 @@ impl Seat {
         let mut st = self.state();
         if st.closed {
             drop(st);
-            crate::worker::drop_queued(&shared.slots[0], &queue);
+            crate::worker::drop_queued(shared.slots.get(0), &queue);
             return;
         }
         st.queue = Some(queue);
@@ -141,7 +141,7 @@ impl Seat {
             t.unpark();
         }
         if let Some(queue) = queue {
-            crate::worker::drop_queued(&shared.slots[0], &queue);
+            crate::worker::drop_queued(shared.slots.get(0), &queue);
         }
     }
 }

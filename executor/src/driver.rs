@@ -29,10 +29,10 @@
 //! while the others are stuck in long polls) blocks in [`Driver::park`], and a producer that
 //! needs that worker calls [`Driver::unpark`].
 
-use std::any::Any;
 use std::io;
 
 use crate::handle::Handle;
+pub use crate::io_driver::Driver;
 
 /// `handle`'s runtime's I/O driver, building and installing it with `make` if it has none
 /// yet. If two threads race, one driver wins and the other is dropped; both get the winner.
@@ -43,12 +43,12 @@ pub fn get_or_install(
     handle: &Handle,
     make: impl FnOnce() -> io::Result<Box<dyn Driver>>,
 ) -> io::Result<&dyn Driver> {
-    handle.shared.driver_or_install(make)
+    handle.shared().driver_or_install(make)
 }
 
 /// `handle`'s runtime's I/O driver, if one is installed.
 pub fn get(handle: &Handle) -> Option<&dyn Driver> {
-    handle.shared.driver.get().map(|d| &**d)
+    handle.shared().driver.get()
 }
 
 #[cfg(feature = "test-util")]
@@ -64,7 +64,7 @@ pub use crate::test_clock::Clock;
 /// ```
 #[cfg(feature = "test-util")]
 pub fn clock(handle: &Handle) -> Clock {
-    handle.shared.clock.clone()
+    handle.shared().clock.clone()
 }
 
 /// The current runtime's clock reading (feature `test-util`); std's clock outside a runtime.
@@ -81,33 +81,4 @@ pub fn clock(handle: &Handle) -> Clock {
 #[cfg(feature = "test-util")]
 pub fn now() -> std::time::Instant {
     crate::test_clock::now()
-}
-
-/// An event source polled by the runtime's workers (an epoll reactor with timers).
-///
-/// All methods may be called from any worker concurrently; the runtime makes sure that at most
-/// one worker is in [`Driver::park`] at a time. Other workers may be awake and calling
-/// [`Driver::poll`] while it is parked, so a wake-up meant for the parked worker must not be
-/// something a `poll` can consume (see [`Driver::unpark`]).
-pub trait Driver: Send + Sync + 'static {
-    /// Dispatches the events that are ready now, without blocking: wakes the tasks they
-    /// concern. Returns how many events were dispatched.
-    fn poll(&self) -> usize;
-
-    /// Blocks until an event is ready, the next timer is due, or [`Driver::unpark`] is called,
-    /// then dispatches what is ready. May return spuriously.
-    fn park(&self);
-
-    /// Makes a current or the next [`Driver::park`] return soon, whatever [`Driver::poll`]
-    /// calls other threads make meanwhile: the idle protocol relies on it to wake the parked
-    /// worker it picked. Cheap when called often: the implementation coalesces calls.
-    fn unpark(&self);
-
-    /// The runtime is shutting down: drop every waker the driver holds, so tasks waiting on
-    /// I/O or timers can be freed. May be called more than once (a driver installed while the
-    /// runtime shuts down may be shut down by both), and should make later registrations fail.
-    fn shutdown(&self);
-
-    /// For downcasting to the concrete reactor.
-    fn as_any(&self) -> &dyn Any;
 }

@@ -2,9 +2,10 @@
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use crate::context;
-use crate::handle::Handle;
+use crate::shared::Shared;
 
 /// Returned by [`Handle::enter`] and [`crate::Runtime::enter`]: while it lives, the runtime
 /// is current on this thread, so `spawn`, `Handle::current` and the reactor's constructors
@@ -25,10 +26,13 @@ use crate::handle::Handle;
 /// .join()
 /// .unwrap();
 /// ```
+///
+/// [`Handle::enter`]: crate::Handle::enter
 #[must_use = "the runtime is current only while the guard lives"]
 pub struct EnterGuard<'a> {
     _restore: context::EnterGuard,
-    _handle: PhantomData<&'a Handle>,
+    /// Borrows the runtime (the `Handle` or `Runtime` it was made from).
+    _runtime: PhantomData<&'a Shared>,
     /// Thread-local state is restored on drop: keep the guard on its thread.
     _not_send: PhantomData<*const ()>,
 }
@@ -39,13 +43,14 @@ impl fmt::Debug for EnterGuard<'_> {
     }
 }
 
-pub(crate) fn enter(handle: &Handle) -> EnterGuard<'_> {
+/// Makes `shared`'s runtime current on this thread until the guard drops.
+pub(crate) fn enter(shared: &Arc<Shared>) -> EnterGuard<'_> {
     // Keep the thread's "no block_on here" flag: entering from a worker or from inside
     // block_on must not make a nested block_on (which would deadlock) look allowed.
-    let restore = context::enter(handle.clone(), context::block_on_forbidden());
+    let restore = context::enter(shared.clone(), context::block_on_forbidden());
     EnterGuard {
         _restore: restore,
-        _handle: PhantomData,
+        _runtime: PhantomData,
         _not_send: PhantomData,
     }
 }

@@ -1,5 +1,5 @@
 //! [`Handle`]: a cheap, clonable reference to a runtime's shared state, to spawn onto it and
-//! read its metrics from anywhere.
+//! read its metrics from anywhere (and [`RuntimeFlavor`], which it reports).
 //!
 //! ```
 //! let rt = spinpark_executor::Runtime::new().unwrap();
@@ -8,9 +8,10 @@
 //! assert_eq!(from_thread.join().unwrap().unwrap(), 7);
 //! ```
 //!
-//! How it works: a `Handle` is an `Arc` of the scheduler's [`Shared`] state; every worker,
-//! blocking-pool thread and `block_on` caller holds one, and the thread-local context
-//! (`context.rs`) makes one current.
+//! How it works: a `Handle` is the public face of an `Arc` of the runtime's [`Shared`] state
+//! (`shared.rs`). The runtime's own threads (workers, blocking-pool threads, `block_on`
+//! callers) and the thread-local context (`context.rs`) hold that `Arc` directly; every method
+//! here delegates to it.
 
 use std::fmt;
 use std::future::Future;
@@ -20,7 +21,7 @@ use crate::context;
 use crate::enter::EnterGuard;
 use crate::join::JoinHandle;
 use crate::metrics::RuntimeMetrics;
-use crate::scheduler::Shared;
+use crate::shared::Shared;
 
 /// A handle to a runtime: spawn onto it, enter it, read its metrics. Clones are cheap.
 ///
@@ -32,19 +33,30 @@ use crate::scheduler::Shared;
 /// ```
 #[derive(Clone)]
 pub struct Handle {
-    pub(crate) shared: Arc<Shared>,
+    shared: Arc<Shared>,
 }
 
 impl fmt::Debug for Handle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Handle")
             .field("flavor", &self.runtime_flavor())
-            .field("workers", &self.shared.stealers.len())
+            .field("workers", &self.shared.workers())
             .finish()
     }
 }
 
 impl Handle {
+    /// The public face of `shared`'s runtime.
+    pub(crate) fn new(shared: Arc<Shared>) -> Handle {
+        Handle { shared }
+    }
+
+    /// The runtime's shared state, for the crate's public entry points that take a `Handle`
+    /// (`driver`, `Runtime`).
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// The handle of the runtime the current thread is in.
     ///
     /// # Panics
@@ -72,7 +84,9 @@ impl Handle {
     /// rt.block_on(async { assert!(spinpark::Handle::try_current().is_ok()) });
     /// ```
     pub fn try_current() -> Result<Handle, TryCurrentError> {
-        context::current().ok_or(TryCurrentError(()))
+        context::current()
+            .map(Handle::new)
+            .ok_or(TryCurrentError(()))
     }
 
     /// Makes this runtime current on this thread until the guard is dropped, so `spawn` and
@@ -85,7 +99,7 @@ impl Handle {
     /// assert_eq!(rt.block_on(task).unwrap(), 1);
     /// ```
     pub fn enter(&self) -> EnterGuard<'_> {
-        crate::enter::enter(self)
+        crate::enter::enter(&self.shared)
     }
 
     /// Spawns a task on this runtime; see [`crate::spawn`].
@@ -116,7 +130,7 @@ impl Handle {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        crate::tasks::spawn_blocking(self, f)
+        crate::tasks::spawn_blocking(&self.shared, f)
     }
 
     /// Runs `future` to completion on the current thread; see [`crate::Runtime::block_on`].
@@ -128,7 +142,7 @@ impl Handle {
     /// assert_eq!(v, 3);
     /// ```
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        crate::block_on::block_on(self, future)
+        crate::block_on::block_on(&self.shared, future)
     }
 
     /// A snapshot of this runtime's counters.
@@ -139,9 +153,7 @@ impl Handle {
     /// assert!(rt.handle().metrics().tasks_spawned() >= 1);
     /// ```
     pub fn metrics(&self) -> RuntimeMetrics {
-        self.shared
-            .global
-            .snapshot(&self.shared.counters, &self.shared.policy)
+        self.shared.metrics()
     }
 
     /// The number of worker threads; 1 on a current-thread runtime (its worker is the thread
@@ -152,7 +164,7 @@ impl Handle {
     /// assert_eq!(rt.handle().worker_threads(), 2);
     /// ```
     pub fn worker_threads(&self) -> usize {
-        self.shared.stealers.len()
+        self.shared.workers()
     }
 
     /// Which scheduler the runtime has.
@@ -162,10 +174,10 @@ impl Handle {
     /// let rt = spinpark::Runtime::new().unwrap();
     /// assert_eq!(rt.handle().runtime_flavor(), RuntimeFlavor::MultiThread);
     /// ```
-    pub fn runtime_flavor(&self) -> crate::RuntimeFlavor {
+    pub fn runtime_flavor(&self) -> RuntimeFlavor {
         match self.shared.seat {
-            Some(_) => crate::RuntimeFlavor::CurrentThread,
-            None => crate::RuntimeFlavor::MultiThread,
+            Some(_) => RuntimeFlavor::CurrentThread,
+            None => RuntimeFlavor::MultiThread,
         }
     }
 
@@ -207,6 +219,25 @@ impl Handle {
     pub fn idle_state(&self) -> (u32, u32, bool) {
         self.shared.idle.snapshot()
     }
+}
+
+/// Which scheduler a runtime has: see [`Builder::new_current_thread`] and
+/// [`Handle::runtime_flavor`](crate::Handle::runtime_flavor).
+///
+/// ```
+/// use spinpark_executor::{Builder, RuntimeFlavor};
+/// let rt = Builder::new_current_thread().build().unwrap();
+/// assert_eq!(rt.handle().runtime_flavor(), RuntimeFlavor::CurrentThread);
+/// ```
+///
+/// [`Builder::new_current_thread`]: crate::Builder::new_current_thread
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RuntimeFlavor {
+    /// No worker thread: tasks run on the thread inside `block_on`.
+    CurrentThread,
+    /// Worker threads that spin, then park, and steal from each other (the default).
+    MultiThread,
 }
 
 /// Returned by [`Handle::try_current`] outside a runtime.

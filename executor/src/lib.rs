@@ -73,13 +73,17 @@ mod current_thread;
 pub mod driver;
 mod enter;
 mod handle;
+mod io_driver;
 mod join;
 mod join_set;
 mod lifo;
 mod metrics;
 mod panics;
+mod queues;
+mod builder;
 mod runtime;
 mod scheduler;
+mod shared;
 mod tasks;
 #[cfg(feature = "test-util")]
 mod test_clock;
@@ -92,11 +96,12 @@ mod yield_now;
 
 pub use driver::Driver;
 pub use enter::EnterGuard;
-pub use handle::{Handle, TryCurrentError};
+pub use handle::{Handle, RuntimeFlavor, TryCurrentError};
 pub use join::{JoinError, JoinHandle};
 pub use join_set::JoinSet;
 pub use metrics::{RuntimeMetrics, WorkerMetrics};
-pub use runtime::{Builder, Runtime, RuntimeFlavor, DEFAULT_SPIN};
+pub use builder::{Builder, DEFAULT_SPIN};
+pub use runtime::Runtime;
 pub use yield_now::{yield_now, YieldNow};
 
 use std::future::Future;

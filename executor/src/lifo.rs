@@ -18,9 +18,9 @@
 //! microseconds, so stealing it would only move it away from its cache. But if the task that
 //! woke it then runs for seconds (a CPU loop, a blocking call), the woken task would wait
 //! for all of it while other workers sit idle. So other workers look at the slot only when
-//! the owner's current poll has run past a threshold (`Shared::stuck_after`), and the
-//! watchdog wakes one for it (`watchdog.rs`). tokio's slot cannot be stolen, and has this
-//! stall.
+//! the owner's current poll has run past a threshold (`stuck_after` in `queues.rs`), and
+//! the watchdog wakes one for it (`watchdog.rs`). tokio's slot cannot be stolen, and has
+//! this stall.
 
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicPtr, Ordering::AcqRel, Ordering::Relaxed};

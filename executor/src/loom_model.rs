@@ -27,6 +27,8 @@ pub enum Outcome {
     Woken,
     /// Shut down.
     Shutdown,
+    /// Un-announced: a driver appeared after the caller looked; it parks again.
+    DriverAppeared,
 }
 
 impl Model {
@@ -62,11 +64,25 @@ impl Model {
     /// See `Idle::park` (at time 0: the model has no clock), followed by `Idle::attend` when
     /// the worker returns awake, as the worker loop does.
     pub fn park(&self, recheck: impl FnMut() -> bool, drive: Option<&mut dyn FnMut()>) -> Outcome {
+        self.park_or_retry(recheck, drive, || false)
+    }
+    /// [`Model::park`] with `driver_appeared`, asked after the announcement when `drive` is
+    /// `None` (see `Idle::park`).
+    pub fn park_or_retry(
+        &self,
+        recheck: impl FnMut() -> bool,
+        drive: Option<&mut dyn FnMut()>,
+        driver_appeared: impl FnOnce() -> bool,
+    ) -> Outcome {
         let mut recheck = recheck;
-        let out = match self.0.park(0, false, || recheck().then_some(()), drive) {
+        let parked = self
+            .0
+            .park(0, false, || recheck().then_some(()), drive, driver_appeared);
+        let out = match parked {
             Parked::Work(()) => Outcome::Work,
             Parked::Woken => Outcome::Woken,
             Parked::Shutdown => return Outcome::Shutdown,
+            Parked::DriverAppeared => return Outcome::DriverAppeared,
         };
         self.0.attend(0);
         out

@@ -335,3 +335,35 @@ impl RuntimeMetrics {
         self.remote_wakes + self.watchdog_wakes + self.total().wakes
     }
 }
+
+/// A runtime's counters: one set per worker, each on cache lines of its own, and the
+/// runtime-wide ones.
+pub(crate) struct Counters {
+    workers: Box<[WorkerCounters]>,
+    global: GlobalCounters,
+}
+
+impl Counters {
+    /// Zeroed counters for `workers` workers.
+    pub(crate) fn new(workers: usize) -> Counters {
+        Counters {
+            workers: (0..workers).map(|_| WorkerCounters::default()).collect(),
+            global: GlobalCounters::default(),
+        }
+    }
+
+    /// Worker `i`'s counters.
+    pub(crate) fn worker(&self, i: usize) -> &WorkerCounters {
+        &self.workers[i]
+    }
+
+    /// The runtime-wide counters.
+    pub(crate) fn global(&self) -> &GlobalCounters {
+        &self.global
+    }
+
+    /// A snapshot of every counter, and of the spin `policy`.
+    pub(crate) fn snapshot(&self, policy: &SpinPolicy) -> RuntimeMetrics {
+        self.global.snapshot(&self.workers, policy)
+    }
+}

@@ -11,78 +11,12 @@
 //! the task that is running then takes too long: other workers take a stuck worker's LIFO
 //! task, and the watchdog wakes one for it (`lifo.rs`, `watchdog.rs`).
 
-use std::sync::atomic::Ordering::{Relaxed, SeqCst};
-use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::OnceLock;
-
 use async_task::Runnable;
-use crossbeam_deque::{Injector, Steal, Stealer};
 
-use crate::alarm::SysAlarm;
-use crate::blocking::BlockingPool;
 use crate::context;
-use crate::driver::Driver;
-use crate::futex::SysFutex;
-use crate::idle::{Idle, SpinPolicy, Woke};
-use crate::lifo::LifoSlot;
-use crate::metrics::{bump, GlobalCounters, WorkerCounters};
-
-/// Callbacks run on each worker thread as it starts and stops.
-pub(crate) type ThreadHook = std::sync::Arc<dyn Fn() + Send + Sync>;
-
-/// What other threads may look at of one worker, on its own cache lines.
-#[derive(Debug, Default)]
-#[repr(align(128))]
-pub(crate) struct WorkerSlot {
-    /// The worker's LIFO slot.
-    pub(crate) lifo: LifoSlot,
-    /// When the worker's current (or last) task poll started, on the coarse clock; 0 while
-    /// it is idle. Written by the worker only.
-    pub(crate) poll_started: AtomicU64,
-}
-
-impl WorkerSlot {
-    /// Whether this worker has been in one poll for at least `after` ns at coarse time `now`.
-    pub(crate) fn stuck(&self, now: u64, after: u64) -> bool {
-        // Relaxed: a hint; a wrong answer moves a task to another worker, or leaves it to the
-        // next look, and nothing else is read through it.
-        let started = self.poll_started.load(Relaxed);
-        started != 0 && now.saturating_sub(started) >= after
-    }
-}
-
-/// State shared by all of one runtime's threads.
-pub(crate) struct Shared {
-    pub(crate) injector: Injector<Runnable>,
-    pub(crate) stealers: Vec<Stealer<Runnable>>,
-    /// Per worker: its LIFO slot and poll stamp.
-    pub(crate) slots: Box<[WorkerSlot]>,
-    /// A worker whose current poll has run this long (coarse-clock ns) is stuck: idle workers
-    /// may take its LIFO task, and the watchdog wakes one for it.
-    pub(crate) stuck_after: u64,
-    /// Polls at least this long (coarse-clock ns) count in `WorkerMetrics::long_polls`.
-    pub(crate) long_poll: u64,
-    pub(crate) idle: Idle<SysFutex, SysAlarm>,
-    pub(crate) policy: SpinPolicy,
-    pub(crate) driver: OnceLock<Box<dyn Driver>>,
-    /// Held by the one spinner that polls the driver, so spinners do not pile into epoll.
-    pub(crate) driver_polling: AtomicBool,
-    /// Set by shutdown once it has dropped the tasks left in the injector: from then on a
-    /// task woken late (from another thread) is dropped by whoever wakes it.
-    pub(crate) drained: AtomicBool,
-    pub(crate) tasks: std::sync::Arc<crate::tasks::TaskList>,
-    pub(crate) counters: Vec<WorkerCounters>,
-    pub(crate) global: GlobalCounters,
-    pub(crate) blocking: BlockingPool,
-    /// What every thread of this runtime runs inside (the tokio-compat context), if anything.
-    pub(crate) context: Option<std::sync::Arc<dyn crate::thread_context::ThreadContext>>,
-    /// A current-thread runtime's one worker place, which `block_on` callers take in turn
-    /// (`current_thread.rs`); `None` on the multi-thread runtime.
-    pub(crate) seat: Option<crate::current_thread::Seat>,
-    /// The clock the reactor's timers follow, which tests may pause (`test_clock.rs`).
-    #[cfg(feature = "test-util")]
-    pub(crate) clock: crate::test_clock::Clock,
-}
+use crate::idle::Woke;
+use crate::metrics::bump;
+use crate::shared::Shared;
 
 impl Shared {
     /// Schedules a task that was woken. `woken_while_running`: the task's waker was woken
@@ -96,14 +30,7 @@ impl Shared {
             // task under its streams lock) and the future's destructor may take that very
             // lock. The injector is drained, and its tasks dropped, by the shutting-down
             // thread once no worker runs (`Runtime::stop`).
-            self.injector.push(runnable);
-            // SeqCst: pairs with the store and fence in `drain_after_shutdown`. Either that
-            // drain sees this push, or this load sees `drained` and we drain ourselves, so no
-            // task is stranded in the injector.
-            std::sync::atomic::fence(SeqCst);
-            if self.drained.load(SeqCst) {
-                self.drop_injected();
-            }
+            self.queues.push_after_shutdown(runnable);
             return;
         }
         context::with_worker(|local| match local {
@@ -111,7 +38,7 @@ impl Shared {
                 if woken_while_running {
                     local.queue.push(runnable);
                     self.notify_from(Some(local.index));
-                } else if let Some(prev) = self.slots[local.index].lifo.push(runnable) {
+                } else if let Some(prev) = self.slots.get(local.index).lifo.push(runnable) {
                     local.queue.push(prev);
                     self.notify_from(Some(local.index));
                 }
@@ -120,33 +47,16 @@ impl Shared {
         })
     }
 
-    /// Shutdown's last step for the injector: drops every task in it, and makes later wakes
-    /// drop theirs (see `schedule`).
-    pub(crate) fn drain_after_shutdown(&self) {
-        self.drop_injected();
-        self.drained.store(true, SeqCst);
-        // SeqCst: see `schedule`.
-        std::sync::atomic::fence(SeqCst);
-        self.drop_injected();
-    }
-
-    /// Drops every task in the injector (dropping one may wake, and so queue, others).
-    fn drop_injected(&self) {
-        while let Some(r) = steal_retrying(|| self.injector.steal()) {
-            drop(r);
-        }
-    }
-
     /// Schedules a newly spawned task: like a woken one (on a worker, into the LIFO slot,
     /// since a task that spawns another often awaits it next), elsewhere into the injector.
     pub(crate) fn schedule_new(&self, runnable: Runnable) {
-        bump(&self.global.spawned);
+        bump(&self.counters.global().spawned);
         self.schedule(runnable, false);
     }
 
     fn push_remote(&self, runnable: Runnable) {
-        bump(&self.global.remote_schedules);
-        self.injector.push(runnable);
+        bump(&self.counters.global().remote_schedules);
+        self.queues.push(runnable);
         self.notify_from(None);
     }
 
@@ -156,11 +66,12 @@ impl Shared {
         self.count_wake(woke, worker);
     }
 
+    /// Counts a wake-up that `worker` (or, `None`, a thread that is not a worker) issued.
     pub(crate) fn count_wake(&self, woke: Woke, worker: Option<usize>) {
         if woke != Woke::Nobody {
             match worker {
-                Some(i) => bump(&self.counters[i].wakes),
-                None => bump(&self.global.remote_wakes),
+                Some(i) => bump(&self.counters.worker(i).wakes),
+                None => bump(&self.counters.global().remote_wakes),
             }
         }
     }
@@ -168,58 +79,9 @@ impl Shared {
     /// Whether a worker stuck in a long poll (at coarse time `now`) has work waiting behind
     /// it, in its LIFO slot or its queue: the watchdog then wakes somebody to take it.
     pub(crate) fn stuck_work(&self, now: u64) -> bool {
-        self.slots
-            .iter()
-            .zip(&self.stealers)
-            .any(|(slot, stealer)| {
-                slot.stuck(now, self.stuck_after)
-                    && (slot.lifo.is_occupied() || !stealer.is_empty())
-            })
-    }
-
-    pub(crate) fn unpark_driver(&self) {
-        if let Some(d) = self.driver.get() {
-            d.unpark();
-        }
-    }
-
-    /// The driver, installing the one `make` builds if there is none yet.
-    pub(crate) fn driver_or_install(
-        &self,
-        make: impl FnOnce() -> std::io::Result<Box<dyn Driver>>,
-    ) -> std::io::Result<&dyn Driver> {
-        if let Some(d) = self.driver.get() {
-            return Ok(&**d);
-        }
-        let made = make()?;
-        // Losing a race to another thread's installation is fine: ours is dropped.
-        let won = self.driver.set(made).is_ok();
-        if won {
-            // SeqCst fence, against the one in `Runtime::shutdown`: either shutdown sees this
-            // driver (and shuts it down), or this sees the shutdown and shuts it down itself
-            // (nobody would ever poll it); perhaps both, which is harmless.
-            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-            if self.idle.is_shutdown() {
-                if let Some(d) = self.driver.get() {
-                    d.shutdown();
-                }
-            }
-            // Workers that parked before the driver existed sleep on the futex; get one up so
-            // that the last worker to park again blocks in the driver and timers fire.
-            self.notify_from(None);
-        }
-        Ok(&**self.driver.get().expect("just installed"))
-    }
-}
-
-/// Runs `steal` until it gives a definite answer: crossbeam's `Steal::Retry` means another
-/// thread raced us on the same queue and trying again may succeed.
-pub(crate) fn steal_retrying<T>(mut steal: impl FnMut() -> Steal<T>) -> Option<T> {
-    loop {
-        match steal() {
-            Steal::Success(t) => return Some(t),
-            Steal::Empty => return None,
-            Steal::Retry => std::hint::spin_loop(),
-        }
+        (0..self.queues.workers()).any(|i| {
+            self.slots.stuck(i, now)
+                && (self.slots.get(i).lifo.is_occupied() || self.queues.has_queued(i))
+        })
     }
 }

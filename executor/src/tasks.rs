@@ -35,10 +35,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
 
-use crate::handle::Handle;
 use crate::join::{JoinError, JoinHandle, Outcome};
 use crate::panics::{self, Payload};
-use crate::scheduler::Shared;
+use crate::shared::Shared;
 
 /// Builds a task for `future` and schedules it on `shared`'s runtime; see [`crate::spawn`].
 pub(crate) fn spawn<F>(shared: &Arc<Shared>, future: F) -> JoinHandle<F::Output>
@@ -60,15 +59,15 @@ where
     JoinHandle::new(task, meta, waker)
 }
 
-/// Builds a task that runs `f` once on `handle`'s blocking pool; see
+/// Builds a task that runs `f` once on `shared`'s blocking pool; see
 /// [`crate::spawn_blocking`].
-pub(crate) fn spawn_blocking<F, R>(handle: &Handle, f: F) -> JoinHandle<R>
+pub(crate) fn spawn_blocking<F, R>(shared: &Arc<Shared>, f: F) -> JoinHandle<R>
 where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
     let meta = TaskMeta::new(false);
-    let pool_handle = handle.clone();
+    let schedule_on = shared.clone();
     let guarded = Guarded::new(
         {
             let mut f = Some(f);
@@ -77,10 +76,10 @@ where
         meta.clone(),
     );
     let (runnable, task) = async_task::spawn(guarded, move |r| {
-        pool_handle.shared.blocking.schedule(r, &pool_handle)
+        schedule_on.blocking.schedule(r, &schedule_on)
     });
     let waker = runnable.waker();
-    crate::metrics::bump(&handle.shared.global.spawned);
+    crate::metrics::bump(&shared.counters.global().spawned);
     runnable.schedule();
     JoinHandle::new(task, meta, waker)
 }

@@ -261,8 +261,8 @@ pub(crate) fn now() -> Instant {
     if !EVER_PAUSED.load(Ordering::Acquire) {
         return Instant::now();
     }
-    context::with_current(|h| match h {
-        Some(h) => h.shared.clock.now(),
+    context::with_current(|shared| match shared {
+        Some(shared) => shared.clock.now(),
         None => Instant::now(),
     })
 }

@@ -32,7 +32,7 @@ use std::thread;
 use crate::clock;
 use crate::idle::{Woke, WATCH_PERIOD};
 use crate::metrics::bump;
-use crate::scheduler::Shared;
+use crate::shared::Shared;
 
 /// Starts the watchdog thread of `shared`'s runtime, named `name`.
 ///
@@ -51,14 +51,14 @@ fn run(shared: &Shared) {
         let mut acted = false;
         // No reactor, nothing to drive: the alarm is then only about stuck work.
         if shared.driver.get().is_some() && shared.idle.need_driver() != Woke::Nobody {
-            bump(&shared.global.watchdog_wakes);
+            bump(&shared.counters.global().watchdog_wakes);
             acted = true;
         }
         if shared.stuck_work(clock::coarse_now()) {
             // Wakes a worker unless somebody is looking for work already (who then steals it).
             let woke = shared.idle.notify(|| shared.unpark_driver());
             if woke != Woke::Nobody {
-                bump(&shared.global.watchdog_wakes);
+                bump(&shared.counters.global().watchdog_wakes);
             }
             acted = true;
         }

@@ -16,7 +16,7 @@
 
 use std::cell::Cell;
 use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::Ordering::Acquire;
 use std::sync::{mpsc, Arc};
 
 use async_task::Runnable;
@@ -24,10 +24,13 @@ use crossbeam_deque::{Steal, Worker};
 
 use crate::clock;
 use crate::context;
-use crate::handle::Handle;
 use crate::idle::Parked;
-use crate::metrics::{add, bump};
-use crate::scheduler::{steal_retrying, Shared, ThreadHook, WorkerSlot};
+use crate::metrics::{add, bump, WorkerCounters};
+use crate::queues::WorkerSlot;
+use crate::shared::Shared;
+
+/// Callbacks run on each worker thread as it starts and stops.
+pub(crate) type ThreadHook = Arc<dyn Fn() + Send + Sync>;
 
 /// How many tasks run between checks of the injector and of the reactor (and, on a
 /// current-thread runtime, at most between two polls of the `block_on` future).
@@ -90,7 +93,7 @@ pub(crate) type Started = Result<(), String>;
 /// The body of worker thread `index`. Reports on `started` once its `on_thread_start` hook
 /// ran: a worker whose hook panicked does not start (and `Builder::build` fails).
 pub(crate) fn run(
-    handle: Handle,
+    shared: Arc<Shared>,
     index: usize,
     queue: Worker<Runnable>,
     on_start: Option<ThreadHook>,
@@ -110,10 +113,9 @@ pub(crate) fn run(
     // The builder may have given up already (another worker failed); that is fine.
     let _ = started.send(Ok(()));
     drop(started);
-    let shared: Arc<Shared> = handle.shared.clone();
     let local = Local::new(&shared, index, queue);
     {
-        let _enter = context::enter(handle, true);
+        let _enter = context::enter(shared.clone(), true);
         let _worker = context::set_worker(&local);
         let w = WorkerRef::new(&shared, &local, None);
         w.run_loop();
@@ -134,6 +136,8 @@ pub(crate) struct WorkerRef<'a> {
     local: &'a Local,
     /// This worker's slot in `shared.slots`.
     slot: &'a WorkerSlot,
+    /// This worker's counters in `shared.counters`.
+    counters: &'a WorkerCounters,
     /// On a current-thread runtime, the flag that the `block_on` future's waker sets: one
     /// more thing an idle worker looks for, and whose waker notifies like a producer.
     main: Option<&'a AtomicBool>,
@@ -148,7 +152,8 @@ impl<'a> WorkerRef<'a> {
         WorkerRef {
             shared,
             local,
-            slot: &shared.slots[local.index],
+            slot: shared.slots.get(local.index),
+            counters: shared.counters.worker(local.index),
             main,
         }
     }
@@ -178,7 +183,7 @@ impl<'a> WorkerRef<'a> {
     }
 
     pub(crate) fn run_task(&self, task: Runnable) {
-        bump(&self.shared.counters[self.local.index].polls);
+        bump(&self.counters.polls);
         let tick = self.local.tick.get().wrapping_add(1);
         self.local.tick.set(tick);
         crate::coop::reset();
@@ -195,14 +200,9 @@ impl<'a> WorkerRef<'a> {
     /// read per task.
     pub(crate) fn end_poll(&self, starting: bool) {
         let now = clock::coarse_now();
-        // Relaxed: only this thread writes the stamp; others read it as a hint.
-        let started = self.slot.poll_started.load(Relaxed);
-        if started != 0 && now.saturating_sub(started) >= self.shared.long_poll {
-            bump(&self.shared.counters[self.local.index].long_polls);
+        if self.shared.slots.end_poll(self.local.index, now, starting) {
+            bump(&self.counters.long_polls);
         }
-        self.slot
-            .poll_started
-            .store(if starting { now } else { 0 }, Relaxed);
     }
 
     /// The next task from this worker's own sources or anybody else's; see the module docs.
@@ -243,12 +243,12 @@ impl<'a> WorkerRef<'a> {
     }
 
     fn steal_injector(&self) -> Option<Runnable> {
-        steal_retrying(|| self.shared.injector.steal_batch_and_pop(&self.local.queue))
+        self.shared.queues.steal_injector_into(&self.local.queue)
     }
 
     fn steal_others(&self) -> Option<Runnable> {
-        let stealers = &self.shared.stealers;
-        let n = stealers.len();
+        let queues = &self.shared.queues;
+        let n = queues.workers();
         if n <= 1 {
             return None;
         }
@@ -257,9 +257,9 @@ impl<'a> WorkerRef<'a> {
             let mut retry = false;
             for k in 1..n {
                 let victim = (self.local.index + k) % n;
-                match stealers[victim].steal_batch_and_pop(&self.local.queue) {
+                match queues.steal_into(victim, &self.local.queue) {
                     Steal::Success(t) => {
-                        bump(&self.shared.counters[self.local.index].steals);
+                        bump(&self.counters.steals);
                         return Some(t);
                     }
                     Steal::Retry => retry = true,
@@ -276,38 +276,23 @@ impl<'a> WorkerRef<'a> {
     /// Whether another worker has been in one poll for too long: it does not attend the
     /// reactor, so this worker, parking while nobody spins, should drive it (`idle/word.rs`).
     fn others_stuck(&self) -> bool {
-        let now = clock::coarse_now();
-        let me = self.local.index;
-        let after = self.shared.stuck_after;
-        (self.shared.slots.iter().enumerate()).any(|(i, s)| i != me && s.stuck(now, after))
+        self.shared
+            .slots
+            .others_stuck(self.local.index, clock::coarse_now())
     }
 
     /// The task in the LIFO slot of a worker that has been in one poll for too long (see
     /// `lifo.rs`): it would otherwise wait for that poll to end while this worker idles.
     fn steal_stuck_lifo(&self) -> Option<Runnable> {
-        let slots = &self.shared.slots;
-        let n = slots.len();
-        let mut now = None;
-        for k in 1..n {
-            let victim = &slots[(self.local.index + k) % n];
-            if !victim.lifo.is_occupied() {
-                continue;
-            }
-            let now = *now.get_or_insert_with(clock::coarse_now);
-            if victim.stuck(now, self.shared.stuck_after) {
-                if let Some(t) = victim.lifo.take() {
-                    bump(&self.shared.counters[self.local.index].steals);
-                    return Some(t);
-                }
-            }
-        }
-        None
+        let task = self.shared.slots.take_stuck_lifo(self.local.index)?;
+        bump(&self.counters.steals);
+        Some(task)
     }
 
     /// Whether work is queued behind the task a spinner just took: then another worker should
     /// come and help (the chain wake).
     fn more_work_queued(&self) -> bool {
-        !self.local.queue.is_empty() || !self.shared.injector.is_empty()
+        !self.local.queue.is_empty() || !self.shared.queues.injector_is_empty()
     }
 
     /// Polls the reactor without blocking, unless another worker is already doing so. Returns
@@ -315,18 +300,11 @@ impl<'a> WorkerRef<'a> {
     /// watch's alarm ahead (`idle/watch.rs`), which costs a syscall every half period at most.
     fn poll_driver(&self) -> bool {
         self.shared.idle.attend(self.shared.policy.now());
-        let Some(driver) = self.shared.driver.get() else {
-            return false;
-        };
-        // Acquire/Release: a try-lock around `poll`, so two spinners do not contend in the
-        // kernel for the same events; the reactor's own state is synchronized internally.
-        if self.shared.driver_polling.swap(true, Acquire) {
-            return false;
-        }
-        bump(&self.shared.counters[self.local.index].driver_polls);
-        let n = driver.poll();
-        self.shared.driver_polling.store(false, Release);
-        n > 0
+        let polled = self
+            .shared
+            .driver
+            .try_poll(|| bump(&self.counters.driver_polls));
+        polled > 0
     }
 
     /// Out of work: spin, then park, until there is work (`Some`) or the runtime shuts down.
@@ -335,14 +313,14 @@ impl<'a> WorkerRef<'a> {
     pub(crate) fn idle(&self) -> Option<Work> {
         let shared = self.shared;
         let policy = &shared.policy;
-        let counters = &shared.counters[self.local.index];
+        let counters = self.counters;
         self.end_poll(false);
         let began = policy.now();
         // Busy: another worker is awake or work is queued; the policy runs no park probe
         // then (it would measure the others, or queueing: idle/spin.rs, "When to probe").
         let (sleepers, _, driver) = shared.idle.snapshot();
-        let busy = sleepers + driver as u32 + 1 < shared.stealers.len() as u32
-            || !shared.injector.is_empty();
+        let busy = sleepers + driver as u32 + 1 < shared.workers() as u32
+            || !shared.queues.injector_is_empty();
         let decision = policy.begin(began, self.local.index, busy);
         if decision.parks_by_choice() {
             bump(&counters.parked_by_choice);
@@ -399,10 +377,13 @@ impl<'a> WorkerRef<'a> {
             };
             let drive: Option<&mut dyn FnMut()> = driver.map(|_| &mut drive as &mut dyn FnMut());
             let stuck = driver.is_some() && self.others_stuck();
-            match shared
-                .idle
-                .park(policy.now(), stuck, || self.next_work(), drive)
-            {
+            match shared.idle.park(
+                policy.now(),
+                stuck,
+                || self.next_work(),
+                drive,
+                || shared.driver.get().is_some(),
+            ) {
                 Parked::Work(work) => {
                     shared.idle.attend(policy.now());
                     return found(work);
@@ -413,6 +394,9 @@ impl<'a> WorkerRef<'a> {
                     spinning = true;
                 }
                 Parked::Shutdown => return None,
+                // Park again, now able to drive (`idle/mod.rs`, "The reactor may appear
+                // late").
+                Parked::DriverAppeared => spinning = false,
             }
         }
     }

@@ -14,7 +14,10 @@
 //! watchdog are the protocol before it existed, and deadlock.
 #![cfg(loom)]
 
-use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering::SeqCst};
+use loom::sync::atomic::{
+    AtomicBool, AtomicU8, AtomicUsize,
+    Ordering::{Acquire, Release, SeqCst},
+};
 use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
 use spinpark_executor::loom_model::{Model, Outcome};
@@ -200,6 +203,7 @@ fn worker(m: &Model, q: &Queue, driver: Option<&Reactor>) {
             Outcome::Work => {}
             Outcome::Woken => spinning = true,
             Outcome::Shutdown => return,
+            Outcome::DriverAppeared => unreachable!("the driver is fixed"),
         }
     }
 }
@@ -305,6 +309,7 @@ fn wake_while_spinning() {
                 Outcome::Work => {}
                 Outcome::Woken => spinning = true,
                 Outcome::Shutdown => unreachable!(),
+                Outcome::DriverAppeared => unreachable!("the driver is fixed"),
             }
         }
         p.join().unwrap();
@@ -328,6 +333,7 @@ fn shutdown_vs_park() {
                 loop {
                     match m.park(|| false, Some(&mut drive)) {
                         Outcome::Shutdown => return,
+                        Outcome::DriverAppeared => unreachable!("the driver is fixed"),
                         Outcome::Woken => m.stop_spinning(false, || false, || {}),
                         Outcome::Work => unreachable!(),
                     };
@@ -412,6 +418,7 @@ fn reactor_worker(m: &Model, t: &Tasks, r: &Reactor) {
                 }
                 Outcome::Woken => spinning = true,
                 Outcome::Shutdown => return,
+                Outcome::DriverAppeared => unreachable!("the driver is fixed"),
             }
         }
     }
@@ -529,6 +536,7 @@ fn found_work_then_more(stale_more: bool) {
                     Outcome::Work => {}
                     Outcome::Woken => spinning = true,
                     Outcome::Shutdown => unreachable!(),
+                    Outcome::DriverAppeared => unreachable!("the driver is fixed"),
                 }
             }
         });
@@ -648,4 +656,81 @@ fn busy_worker_without_the_watchdog_loses_the_timer() {
 #[should_panic(expected = "deadlock")]
 fn busy_worker_after_spinning_without_the_watchdog_loses_the_timer() {
     busy_worker(false, true);
+}
+
+/// The reactor is installed (by a thread that is not a worker, as `block_on`'s future making
+/// the first socket) while the only worker spins and parks; the installer then registers a
+/// timer and waits for it to fire, which needs somebody blocked in the reactor. The worker
+/// looks for the reactor before it parks (`drive` or not), as the worker loop does; with
+/// `second_look` it also takes the look the protocol makes after its announcement.
+fn driver_installed_while_the_last_worker_parks(second_look: bool) {
+    loom::model(move || {
+        let m = std::sync::Arc::new(Model::new(1, 1));
+        let r = std::sync::Arc::new(Reactor::new(Wake::DriverOnly));
+        // The reactor's slot (`OnceLock::set` is a release store, `get` an acquire load).
+        let installed = std::sync::Arc::new(AtomicBool::new(false));
+        let fired = std::sync::Arc::new((Mutex::new(false), Condvar::new()));
+        let worker = {
+            let (m, r, installed, fired) = (m.clone(), r.clone(), installed.clone(), fired.clone());
+            thread::spawn(move || {
+                let mut spinning = m.try_start_spinning();
+                loop {
+                    if spinning {
+                        // One spin iteration finds nothing (no tasks in this model).
+                        m.stop_spinning(false, || false, || {});
+                    }
+                    let has_driver = installed.load(Acquire);
+                    let mut timer_fired = false;
+                    let mut drive = || timer_fired = r.park();
+                    let drive: Option<&mut dyn FnMut()> = match has_driver {
+                        true => Some(&mut drive),
+                        false => None,
+                    };
+                    let out =
+                        m.park_or_retry(|| false, drive, || second_look && installed.load(Acquire));
+                    if timer_fired {
+                        let (lock, cond) = &*fired;
+                        *lock.lock().unwrap() = true;
+                        cond.notify_all();
+                    }
+                    match out {
+                        Outcome::Shutdown => return,
+                        Outcome::Woken => spinning = true,
+                        Outcome::DriverAppeared => spinning = false,
+                        Outcome::Work => unreachable!("no tasks in this model"),
+                    }
+                }
+            })
+        };
+        // The installer: `Scheduler::driver_or_install`, then a task's first `Sleep` poll.
+        installed.store(true, Release);
+        loom::sync::atomic::fence(SeqCst);
+        m.notify(|| r.unpark());
+        r.add_timer();
+        {
+            let (lock, cond) = &*fired;
+            let mut done = lock.lock().unwrap();
+            while !*done {
+                done = cond.wait(done).unwrap();
+            }
+        }
+        m.shutdown(|| r.unpark());
+        worker.join().unwrap();
+    });
+}
+
+/// The worker that parked unable to drive looks again after its announcement: it parks
+/// again as the driver, and the timer fires.
+#[test]
+fn driver_installed_while_the_last_worker_parks_timer_fires() {
+    driver_installed_while_the_last_worker_parks(true);
+}
+
+/// Without the second look (the protocol before it), the installer may find nobody to wake
+/// while the worker, having looked too early, sleeps on the futex: nobody drives, and loom
+/// finds both threads blocked for ever. Shows the model can fail.
+#[test]
+#[should_panic(expected = "deadlock")]
+fn driver_installed_without_the_second_look_loses_the_timer() {
+    driver_installed_while_the_last_worker_parks(false);
 }

@@ -176,6 +176,22 @@
 //!   per idle period that found work; the `found_work_then_more_queued` loom model checks it
 //!   (and `more_read_before_the_cas_strands_work` shows the model catches the old order).
 //!
+//! # The reactor may appear late
+//!
+//! A runtime gets its reactor when the first socket or timer is made, which may be after
+//! every worker parked: those parked on the futex, since nobody could drive. The installer
+//! stores the reactor, fences, and notifies (`notify`'s fence, load of the word), so a
+//! parked worker gets up, spins, and the last one to park again drives. A worker that had
+//! looked for the reactor before it was stored, and announces after the installer's notify
+//! read the word, is the same race with the reactor's slot in place of a queue: the
+//! installer saw nobody to wake (or a spinner, this very worker, about to park), and the
+//! worker, finding no work, would sleep on the futex with no driver; nothing polls epoll or
+//! fires a timer again (a server's listener is never accepted from). So the parker, after its
+//! fence, loads the slot again when it announced unable to drive; if the reactor is there it
+//! un-announces and parks again, able to drive. Store / fence / load on both sides, as above.
+//! The `driver_installed_while_the_last_worker_parks` loom model checks it, and its twin
+//! without the second look deadlocks.
+//!
 //! The fences cost a full barrier on each side (on x86 the RMW already is one, and the fence is
 //! nearly free). Plain `Acquire`/`Release` would not do: both sides store then load different
 //! locations, which only sequential consistency orders.
@@ -219,6 +235,10 @@ pub(crate) enum Parked<T> {
     Woken,
     /// The runtime is shutting down.
     Shutdown,
+    /// The caller parked unable to drive (no reactor yet) and, after announcing, saw that a
+    /// reactor now exists: it un-announced and must park again, able to drive. See "The
+    /// reactor may appear late".
+    DriverAppeared,
 }
 
 /// The shared idle state of one runtime's workers, its watch, and its shutdown. See the
@@ -379,13 +399,16 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
     /// the last awake worker, the watchdog asked for a driver, or `others_stuck` (it saw
     /// another worker stuck in a long poll) while nobody spins; otherwise it sleeps on the
     /// futex. `now` is the policy clock, for the watch. A worker that returns awake (`Work`,
-    /// `Woken`) calls [`Idle::attend`] next.
+    /// `Woken`) calls [`Idle::attend`] next. When `drive` is `None`, `driver_appeared` is
+    /// asked after the announcement whether a reactor exists now; if so the worker
+    /// un-announces and returns [`Parked::DriverAppeared`] to park again with it.
     pub(crate) fn park<T>(
         &self,
         now: Nanos,
         others_stuck: bool,
         mut recheck: impl FnMut() -> Option<T>,
         mut drive: Option<&mut dyn FnMut()>,
+        driver_appeared: impl FnOnce() -> bool,
     ) -> Parked<T> {
         let (workers, can_drive) = (self.workers, drive.is_some());
         // Announce: one CAS that adds us to `sleepers` or makes us the driver.
@@ -402,6 +425,14 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
         if let Some(work) = recheck() {
             self.update(|w| Ok((w.unannounce(as_driver), ())));
             return Parked::Work(work);
+        }
+        // The same fence orders the announcement before this load of the reactor's slot,
+        // against the installer's store / fence / load of the word: if we were the worker
+        // that should drive, either the installer sees us announced and wakes somebody, or we
+        // see its reactor here (see "The reactor may appear late").
+        if drive.is_none() && driver_appeared() {
+            self.update(|w| Ok((w.unannounce(as_driver), ())));
+            return Parked::DriverAppeared;
         }
         // Parked for real: arm the watch if another worker is awake, disarm it if every
         // worker is now parked (one of them as the driver).
