@@ -124,6 +124,10 @@ struct Cli {
     /// http: seconds per wrk run [default: 5; 2 with --quick]
     #[arg(long, value_name = "SECS")]
     duration: Option<u64>,
+    /// Seconds each gap mode runs, e.g. 2 or 0.5 (as many requests as fit) [default: 0.6;
+    /// 0.1 with --quick]
+    #[arg(long, value_name = "SECS", value_parser = gap_secs)]
+    gap_secs: Option<Duration>,
     /// http: the wrk connection counts, comma-separated
     #[arg(
         long,
@@ -147,6 +151,13 @@ fn positive(s: &str) -> Result<usize, String> {
     examples_common::args::positive(s)
 }
 
+fn gap_secs(s: &str) -> Result<Duration, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x <= 3600.0 => Ok(Duration::from_secs_f64(x)),
+        _ => Err(format!("{s:?} is not a number of seconds in (0, 3600]")),
+    }
+}
+
 #[derive(Debug)]
 struct Options {
     quick: bool,
@@ -163,6 +174,8 @@ struct Options {
     only: Vec<String>,
     windows: Option<Vec<Spin>>,
     deadline: bool,
+    /// How long each gap mode runs (`--gap-secs`), if not the default.
+    gap_budget: Option<Duration>,
 }
 
 /// The colocated layout's placement is a fresh draw every round: take enough of them.
@@ -206,6 +219,7 @@ fn main() {
         only,
         windows: cli.windows,
         deadline: cli.deadline,
+        gap_budget: cli.gap_secs,
     };
     if let Some(rt) = cli.serve {
         let runtime = match rt.as_str() {
@@ -299,7 +313,7 @@ fn wants(opts: &Options, what: &str) -> bool {
 
 fn run(opts: &Options) {
     // The echo modes this run measures.
-    let mut candidates = mode::main(opts.quick);
+    let mut candidates = mode::main(opts.quick, opts.gap_budget);
     if !opts.only.is_empty() {
         candidates.extend(mode::poisson(opts.quick));
         candidates.retain(|m| {
@@ -313,7 +327,7 @@ fn run(opts: &Options) {
     let sweep = wants(opts, "sweep") || opts.windows.is_some();
     let kv = wants(opts, "kv");
     if candidates.is_empty() && !deadline && !sweep && !kv {
-        let names: Vec<String> = mode::main(false)
+        let names: Vec<String> = mode::main(false, None)
             .iter()
             .chain(&mode::poisson(false))
             .map(Mode::name)
@@ -357,7 +371,7 @@ fn run(opts: &Options) {
             (false, Some(l)) => l.server_cpus().len(),
             _ => opts.workers,
         };
-        sweep::plan(&windows, workers, opts.rounds, opts.quick)
+        sweep::plan(&windows, workers, opts.rounds, opts.quick, opts.gap_budget)
     });
     // Modes that drive the servers with an outside tool, each reporting its own section.
     // (Another such mode goes here: its own file, a `runner::External`, and a name for --only.)

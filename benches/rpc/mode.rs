@@ -1,7 +1,7 @@
 //! The benchmark's load shapes, their names (what `--only` matches) and how long each runs.
 //!
 //! ```text
-//! for m in mode::main(false) { println!("{} ~{:?}", m.name(), m.estimate()); }
+//! for m in mode::main(false, None) { println!("{} ~{:?}", m.name(), m.estimate()); }
 //! ```
 //!
 //! Closed loop: `sync T=n` (n threads, one request in flight each), `async CxD` (C
@@ -96,16 +96,19 @@ pub fn fmt_dur(d: Duration) -> String {
 /// The gaps of the gap mode.
 pub const GAPS_US: [u64; 9] = [0, 20, 50, 100, 200, 500, 1_000, 5_000, 10_000];
 
-/// One gap mode, with as many requests as fit its time budget (at least 30, 20 in `--quick`).
-pub fn gap(us: u64, quick: bool) -> Mode {
-    let (budget, min) = if quick {
+/// One gap mode, with as many requests as fit its time budget: `budget` (`--gap-secs`), else
+/// 600 ms (100 ms in `--quick`); at least 30 requests (20 in `--quick`).
+pub fn gap(us: u64, quick: bool, budget: Option<Duration>) -> Mode {
+    let (default, min) = if quick {
         (Duration::from_millis(100), 20)
     } else {
         (Duration::from_millis(600), 30)
     };
+    let budget = budget.unwrap_or(default);
     let gap = Duration::from_micros(us);
     let per = gap + Duration::from_micros(40);
-    let count = (budget.as_nanos() / per.as_nanos()).clamp(min, 20_000) as usize;
+    // The cap bounds the latency samples kept per round (8 bytes each).
+    let count = (budget.as_nanos() / per.as_nanos()).clamp(min, 1_000_000) as usize;
     Mode::Gap { gap, count }
 }
 
@@ -127,10 +130,11 @@ pub fn throughput(quick: bool) -> Vec<Mode> {
     ]
 }
 
-/// The modes of a full (or `--quick`) run: throughput, then every gap.
-pub fn main(quick: bool) -> Vec<Mode> {
+/// The modes of a full (or `--quick`) run: throughput, then every gap (each lasting
+/// `gap_budget` if given; see [`gap`]).
+pub fn main(quick: bool, gap_budget: Option<Duration>) -> Vec<Mode> {
     let mut m = throughput(quick);
-    m.extend(GAPS_US.iter().map(|&us| gap(us, quick)));
+    m.extend(GAPS_US.iter().map(|&us| gap(us, quick, gap_budget)));
     m
 }
 

@@ -22,6 +22,7 @@
 //! for 3 rounds (`--quick`: about 1 min).
 
 use std::fmt::Write as _;
+use std::time::Duration;
 
 use crate::mode::{self, fmt_dur, Mode};
 use crate::pin::Layout;
@@ -37,14 +38,23 @@ const GAPS_US: [u64; 6] = [20, 100, 300, 600, 2_000, 10_000];
 
 /// The plan: a spinpark server per window (fixed, or `adaptive`), then tokio; gap and
 /// poisson modes.
-pub fn plan(windows: &[Spin], workers: usize, rounds: usize, quick: bool) -> Plan {
+pub fn plan(
+    windows: &[Spin],
+    workers: usize,
+    rounds: usize,
+    quick: bool,
+    gap_budget: Option<Duration>,
+) -> Plan {
     let layout = Layout::remote().unwrap_or_else(Layout::colocated);
     let mut specs: Vec<Spec> = windows
         .iter()
         .map(|w| Spec::new("spinpark", workers).spin(Some(*w)))
         .collect();
     specs.push(Spec::new("tokio", workers));
-    let mut modes: Vec<Mode> = GAPS_US.iter().map(|&us| mode::gap(us, quick)).collect();
+    let mut modes: Vec<Mode> = GAPS_US
+        .iter()
+        .map(|&us| mode::gap(us, quick, gap_budget))
+        .collect();
     modes.extend(mode::poisson(quick));
     Plan {
         title: format!(
