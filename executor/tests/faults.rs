@@ -4,6 +4,9 @@
 //! Every scenario runs under a watchdog: a hang becomes a test failure, never a stuck suite.
 //! (An abort on the old code takes the whole binary down, which fails it as well.)
 
+mod common;
+use common::rt;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -17,22 +20,9 @@ use spinpark_executor::{Builder, Runtime};
 /// Generous: these scenarios take milliseconds when they work.
 const WATCHDOG: Duration = Duration::from_secs(20);
 
-/// Runs `f` on its own thread and returns its result, failing the test if it takes longer
-/// than [`WATCHDOG`] (the thread is then left behind, stuck).
+/// [`common::within`] with this file's [`WATCHDOG`].
 fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
-    });
-    match rx.recv_timeout(WATCHDOG) {
-        Ok(Ok(v)) => v,
-        Ok(Err(p)) => std::panic::resume_unwind(p),
-        Err(_) => panic!("{what}: still not done after {WATCHDOG:?} (hang)"),
-    }
-}
-
-fn rt(workers: usize) -> Runtime {
-    Builder::new().worker_threads(workers).build().unwrap()
+    common::within(WATCHDOG, what, f)
 }
 
 /// Panics when dropped.

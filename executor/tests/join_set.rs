@@ -4,33 +4,23 @@
 //! Every scenario runs under a watchdog, as in `faults.rs`: a hang becomes a test failure.
 //! No assertion depends on timing: the tasks wait on channels the test releases.
 
+mod common;
+use common::rt;
+
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use futures_util::FutureExt;
-use spinpark_executor::{yield_now, Builder, JoinError, JoinSet, Runtime};
+use spinpark_executor::{yield_now, JoinError, JoinSet, Runtime};
 use tokio::sync::{oneshot, Semaphore};
 
 /// Generous: these scenarios take milliseconds when they work.
 const WATCHDOG: Duration = Duration::from_secs(60);
 
-/// Runs `f` on its own thread and returns its result, failing the test if it takes longer
-/// than [`WATCHDOG`] (the thread is then left behind, stuck).
+/// [`common::within`] with this file's [`WATCHDOG`].
 fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
-    });
-    match rx.recv_timeout(WATCHDOG) {
-        Ok(Ok(v)) => v,
-        Ok(Err(p)) => std::panic::resume_unwind(p),
-        Err(_) => panic!("{what}: still not done after {WATCHDOG:?} (hang)"),
-    }
-}
-
-fn rt(workers: usize) -> Runtime {
-    Builder::new().worker_threads(workers).build().unwrap()
+    common::within(WATCHDOG, what, f)
 }
 
 fn panic_text(e: JoinError) -> String {
