@@ -5,7 +5,7 @@
 //! (An abort on the old code takes the whole binary down, which fails it as well.)
 
 mod common;
-use common::rt;
+use common::{panic_text, rt, PanicOnDrop};
 
 use std::future::Future;
 use std::pin::Pin;
@@ -23,24 +23,6 @@ const WATCHDOG: Duration = Duration::from_secs(20);
 /// [`common::within`] with this file's [`WATCHDOG`].
 fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
     common::within(WATCHDOG, what, f)
-}
-
-/// Panics when dropped.
-struct PanicOnDrop(&'static str);
-
-impl Drop for PanicOnDrop {
-    fn drop(&mut self) {
-        panic!("{}", self.0);
-    }
-}
-
-fn panic_text(e: spinpark_executor::JoinError) -> String {
-    assert!(e.is_panic(), "expected a panic, got {e:?}");
-    let p = e.into_panic();
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_default()
 }
 
 /// A task that has been polled (so it is waiting) and whose future panics when dropped.

@@ -5,14 +5,14 @@
 //! No assertion depends on timing: the tasks wait on channels the test releases.
 
 mod common;
-use common::rt;
+use common::{panic_text, rt, PanicOnDrop};
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use futures_util::FutureExt;
-use spinpark_executor::{yield_now, JoinError, JoinSet, Runtime};
+use spinpark_executor::{yield_now, JoinSet, Runtime};
 use tokio::sync::{oneshot, Semaphore};
 
 /// Generous: these scenarios take milliseconds when they work.
@@ -23,30 +23,12 @@ fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static)
     common::within(WATCHDOG, what, f)
 }
 
-fn panic_text(e: JoinError) -> String {
-    assert!(e.is_panic(), "expected a panic, got {e:?}");
-    let p = e.into_panic();
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_default()
-}
-
 /// Counts its drops: a task holding one has had its future dropped once the count goes up.
 struct DropGuard(Arc<AtomicUsize>);
 
 impl Drop for DropGuard {
     fn drop(&mut self) {
         self.0.fetch_add(1, SeqCst);
-    }
-}
-
-/// Panics when dropped.
-struct PanicOnDrop(&'static str);
-
-impl Drop for PanicOnDrop {
-    fn drop(&mut self) {
-        panic!("{}", self.0);
     }
 }
 
