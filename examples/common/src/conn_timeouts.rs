@@ -5,17 +5,16 @@
 //!
 //! ```
 //! use std::time::{Duration, Instant};
-//! use examples_common::conn_timeouts::{TimedIo, Timeouts};
+//! use examples_common::conn_timeouts::Timeouts;
 //!
 //! let t = Timeouts::default();
 //! assert_eq!(t.handshake, Duration::from_secs(10));
 //! # fn f(stream: spinpark::net::TcpStream, t: Timeouts) {
 //! // Accepted just now: the handshake deadline runs from here.
-//! let io = TimedIo::new(
+//! let io = t.timed(
 //!     spinpark::hyper::Io::new(stream),
 //!     spinpark::hyper::Timer::new(),
-//!     Instant::now() + t.handshake,
-//!     t.idle,
+//!     Instant::now(),
 //! );
 //! # }
 //! ```
@@ -98,6 +97,27 @@ impl Timeouts {
         if let Some(d) = self.h2_keep_alive {
             h2.keep_alive_timeout(d);
         }
+    }
+}
+
+impl Timeouts {
+    /// Wraps a connection accepted at `accepted` in a [`TimedIo`] with these deadlines: the
+    /// handshake must be done by `accepted + handshake`, and afterwards the connection may
+    /// sit idle for `idle`.
+    ///
+    /// ```no_run
+    /// # async fn f(stream: spinpark::net::TcpStream) {
+    /// use examples_common::conn_timeouts::Timeouts;
+    /// let io = Timeouts::default().timed(
+    ///     spinpark::hyper::Io::new(stream),
+    ///     spinpark::hyper::Timer::new(),
+    ///     std::time::Instant::now(),
+    /// );
+    /// # drop(io);
+    /// # }
+    /// ```
+    pub fn timed<I, T: Timer>(&self, io: I, timer: T, accepted: Instant) -> TimedIo<I, T> {
+        TimedIo::new(io, timer, accepted + self.handshake, self.idle)
     }
 }
 

@@ -20,7 +20,7 @@ use pb::greeter_server::{Greeter, GreeterServer};
 use pb::{Count, CountRequest, HelloReply, HelloRequest};
 use tonic::{Request, Response, Status};
 
-use crate::conn_timeouts::{TimedIo, Timeouts};
+use crate::conn_timeouts::Timeouts;
 use crate::log_limit::LogLimit;
 
 /// The most numbers `CountTo` streams; more is refused with `InvalidArgument`.
@@ -87,12 +87,7 @@ pub async fn serve_connection(
     use spinpark::hyper::{Executor, Io, Timer};
     let mut builder = auto::Builder::new(Executor::new());
     t.configure(&mut builder, Timer::new());
-    let io = TimedIo::new(
-        Io::new(stream),
-        Timer::new(),
-        accepted + t.handshake,
-        t.idle,
-    );
+    let io = t.timed(Io::new(stream), Timer::new(), accepted);
     builder
         .serve_connection(io, TowerToHyperService::new(routes))
         .await

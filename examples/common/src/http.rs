@@ -15,7 +15,7 @@ use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::server::conn::auto;
 
-use crate::conn_timeouts::{TimedIo, Timeouts};
+use crate::conn_timeouts::Timeouts;
 
 /// Errors of a connection.
 pub type BoxError = Box<dyn Error + Send + Sync>;
@@ -68,12 +68,7 @@ where
     use spinpark::hyper::{Executor, Io, Timer};
     let mut builder = auto::Builder::new(Executor::new());
     t.configure(&mut builder, Timer::new());
-    let io = TimedIo::new(
-        Io::new(stream),
-        Timer::new(),
-        accepted + t.handshake,
-        t.idle,
-    );
+    let io = t.timed(Io::new(stream), Timer::new(), accepted);
     if use_axum {
         let svc = hyper_util::service::TowerToHyperService::new(axum_router());
         builder.serve_connection(io, svc).await
@@ -94,12 +89,7 @@ pub async fn serve_tokio(
     use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
     let mut builder = auto::Builder::new(TokioExecutor::new());
     t.configure(&mut builder, TokioTimer::new());
-    let io = TimedIo::new(
-        TokioIo::new(stream),
-        TokioTimer::new(),
-        accepted + t.handshake,
-        t.idle,
-    );
+    let io = t.timed(TokioIo::new(stream), TokioTimer::new(), accepted);
     if use_axum {
         let svc = hyper_util::service::TowerToHyperService::new(axum_router());
         builder.serve_connection(io, svc).await
