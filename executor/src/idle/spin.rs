@@ -865,6 +865,17 @@ mod tests {
         assert!(p.cpus_shared(now));
     }
 
+    /// A client on the same machine, as `world` for [`run`]: after a spin the work comes
+    /// 40 µs later and costs a wake-up anyway (the spinner kept the client off its CPU);
+    /// after a park it comes 5 µs later, for a 2 µs wake-up.
+    fn colocated(spins: bool) -> (u64, u64) {
+        if spins {
+            (40 * US, WAKE)
+        } else {
+            (5 * US, 2 * US)
+        }
+    }
+
     /// What the simulation saw, over the periods it counts.
     #[derive(Debug, Default)]
     struct Tally {
@@ -1112,13 +1123,7 @@ mod tests {
     #[test]
     fn colocated_client_stops_the_spinning() {
         let (p, mut now) = (policy(), 0);
-        let mut world = |spins: bool| {
-            if spins {
-                (40 * US, WAKE)
-            } else {
-                (5 * US, 2 * US)
-            }
-        };
+        let mut world = colocated;
         let settled = periods_to_park(&p, &mut now, 2_000, &mut world).expect("never parked");
         assert!(
             p.probes() >= 16 * RUN as u64,
@@ -1158,7 +1163,7 @@ mod tests {
     /// is counted from the signal.
     #[test]
     fn the_shared_cpu_signal_lengthens_park_probes_and_the_evidence_flips() {
-        let colocated = || {
+        let needs_three_parks = || {
             let mut parked_in_a_row = 0;
             move |spins: bool| {
                 parked_in_a_row = if spins { 0 } else { parked_in_a_row + 1 };
@@ -1170,7 +1175,7 @@ mod tests {
             }
         };
         let (p, mut now) = (policy(), 0);
-        let t = run(&p, &mut now, 100_000, 10_000, colocated());
+        let t = run(&p, &mut now, 100_000, 10_000, needs_three_parks());
         assert!(!p.parking(), "runs of 2 cannot see it: {t:?}");
         assert_eq!(
             p.probe_period(),
@@ -1178,11 +1183,12 @@ mod tests {
             "and the mode is confirmed"
         );
         share_cpus(&p, now);
-        let flipped = periods_to_park(&p, &mut now, 2_000, colocated()).expect("never parked");
+        let flipped =
+            periods_to_park(&p, &mut now, 2_000, needs_three_parks()).expect("never parked");
         // 16 recorded probes at a run per ~8 periods (4 of them parked), and the run that
         // was due at the slowest rate before the signal brought the next one close.
         assert!(flipped <= 16 * 12 + 16, "took {flipped} periods");
-        let t = run(&p, &mut now, 5_000, 1_000, colocated());
+        let t = run(&p, &mut now, 5_000, 1_000, needs_three_parks());
         assert!(p.parking(), "{t:?}");
         assert!(t.parked >= 1_000 - 20, "spin probes slow down too: {t:?}");
     }
@@ -1229,13 +1235,7 @@ mod tests {
     fn shared_cpus_do_not_hold_parking() {
         let (p, mut now) = (policy(), 0);
         share_cpus(&p, now);
-        run(&p, &mut now, 3_000, 1, |s| {
-            if s {
-                (40 * US, WAKE)
-            } else {
-                (5 * US, 2 * US)
-            }
-        });
+        run(&p, &mut now, 3_000, 1, colocated);
         assert!(p.parking());
         let mut back = None;
         for i in 0..100 {
@@ -1258,13 +1258,7 @@ mod tests {
     #[test]
     fn spinning_comes_back_when_it_pays_again() {
         let (p, mut now) = (policy(), 0);
-        run(&p, &mut now, 3_000, 1, |s| {
-            if s {
-                (40 * US, WAKE)
-            } else {
-                (5 * US, 2 * US)
-            }
-        });
+        run(&p, &mut now, 3_000, 1, colocated);
         assert!(p.parking());
         let t = run(&p, &mut now, 5_000, 1_000, |_| (20 * US, WAKE));
         assert!(!p.parking(), "a remote client: spinning saves a wake-up");
