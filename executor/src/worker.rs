@@ -318,9 +318,7 @@ impl<'a> WorkerRef<'a> {
         let began = policy.now();
         // Busy: another worker is awake or work is queued; the policy runs no park probe
         // then (it would measure the others, or queueing: idle/spin.rs, "When to probe").
-        let (sleepers, _, driver) = shared.idle.snapshot();
-        let busy = sleepers + driver as u32 + 1 < shared.workers() as u32
-            || !shared.queues.injector_is_empty();
+        let busy = shared.idle.others_awake() || !shared.queues.injector_is_empty();
         let decision = policy.begin(began, self.local.index, busy);
         if decision.parks_by_choice() {
             bump(&counters.parked_by_choice);

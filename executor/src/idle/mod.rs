@@ -489,6 +489,15 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
         Word(self.word.load(Acquire)).is_shutdown()
     }
 
+    /// Whether a worker other than the caller (an awake worker) is awake: neither counted in
+    /// `sleepers` nor parked as the driver. A hint for the spin policy's probes only.
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) fn others_awake(&self) -> bool {
+        // Relaxed: a hint; a stale answer only moves one probe by a period.
+        let w = Word(self.word.load(Relaxed));
+        w.sleepers() + w.driver_parked() as u32 + 1 < self.workers
+    }
+
     /// A snapshot for metrics and tests: (sleepers, spinners, driver parked).
     pub(crate) fn snapshot(&self) -> (u32, u32, bool) {
         // Relaxed: a statistic.
