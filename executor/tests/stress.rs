@@ -171,6 +171,26 @@ fn wakes_from_outside_with_a_tiny_spin_budget() {
         .build()
         .unwrap();
     let handle = rt.handle().clone();
+    // First, wakes spaced ~300 µs apart: every idle period spins for most of that, which
+    // spends the budget (0.01 core plus the policy's slack of 1/32 of a second per second)
+    // within a few hundred wakes, so parks by choice happen whatever the probes do. (The
+    // burst below may leave too few idle periods, and probes too rarely park, to get there.)
+    with_watchdog("spaced wakes", Duration::from_secs(300), || {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let task = handle.spawn(async move {
+            let mut n = 0u32;
+            while rx.recv().await.is_some() {
+                n += 1;
+            }
+            n
+        });
+        for _ in 0..400 {
+            std::thread::sleep(Duration::from_micros(300));
+            tx.send(()).unwrap();
+        }
+        drop(tx);
+        assert_eq!(rt.block_on(task).unwrap(), 400);
+    });
     with_watchdog(
         "wakes with a tiny spin budget",
         Duration::from_secs(300),
