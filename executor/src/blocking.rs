@@ -2,8 +2,16 @@
 //!
 //! These threads are not workers: they never spin, never park on the idle word, and are
 //! not counted anywhere in the idle protocol. A thread is started when a closure arrives and
-//! no pool thread is idle, up to a bound; a thread that has idled for the keep-alive period
-//! exits. Closures beyond the bound wait in a FIFO queue.
+//! no pool thread is free for it, up to a bound; a thread that has idled for the keep-alive
+//! period exits (a keep-alive too large for `Instant` means never). Closures beyond the bound
+//! wait in a FIFO queue.
+//!
+//! "Free" means idle and not already promised to an earlier closure: a closure that finds an
+//! idle thread takes it out of the idle count as it notifies it, leaving a wake-up token that
+//! whichever waiting thread wakes first consumes. Were the notified thread still counted as
+//! idle until it woke, a second closure arriving meanwhile would only notify it too, and wait
+//! behind the first: two closures where one waits for the other would deadlock far below the
+//! bound (tokio starts a thread there, and so do we).
 //!
 //! Shutting down waits for the pool's threads to exit, except the calling thread when it is
 //! one of them (a closure that drops its own runtime): that one exits once its closure
@@ -43,8 +51,13 @@ pub(crate) struct BlockingPool {
 #[derive(Default)]
 struct State {
     queue: VecDeque<Runnable>,
+    /// Pool threads alive.
     threads: usize,
+    /// Threads waiting for a closure that no closure has claimed yet.
     idle: usize,
+    /// Wake-up tokens: threads taken out of `idle` by a closure and notified, not yet awake.
+    /// Any waiting thread may consume one (condition variables wake whom they like).
+    notified: usize,
     shutdown: bool,
 }
 
@@ -79,6 +92,9 @@ impl BlockingPool {
         shared.clock.inhibit();
         st.queue.push_back(runnable);
         if st.idle > 0 {
+            // This closure claims an idle thread: the next one must not count it again.
+            st.idle -= 1;
+            st.notified += 1;
             self.cond.notify_one();
         } else if st.threads < self.max_threads {
             st.threads += 1;
@@ -127,28 +143,57 @@ impl BlockingPool {
             if st.shutdown {
                 break;
             }
-            st.idle += 1;
-            let deadline = Instant::now() + self.keep_alive;
-            let mut timed_out = false;
-            while st.queue.is_empty() && !st.shutdown {
-                let now = Instant::now();
-                if now >= deadline {
-                    timed_out = true;
-                    break;
-                }
-                st = self
-                    .cond
-                    .wait_timeout(st, deadline - now)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
-            }
-            st.idle -= 1;
-            if timed_out && st.queue.is_empty() {
+            let claimed;
+            (st, claimed) = self.wait_for_work(st);
+            if !claimed {
                 break;
             }
         }
         st.threads -= 1;
         self.exited.notify_all();
+    }
+
+    /// Waits, counted idle, until a closure claims this thread (or another waiting one: the
+    /// tokens are fungible), the pool shuts down, or the keep-alive passes. Returns
+    /// `false` when the thread should exit: it timed out unclaimed.
+    fn wait_for_work<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+    ) -> (MutexGuard<'a, State>, bool) {
+        st.idle += 1;
+        // A keep-alive too large for `Instant` means no deadline.
+        let deadline = Instant::now().checked_add(self.keep_alive);
+        loop {
+            if st.notified > 0 {
+                // Claimed: the closure that notified took us out of `idle` already.
+                st.notified -= 1;
+                return (st, true);
+            }
+            if st.shutdown {
+                st.idle -= 1;
+                return (st, true);
+            }
+            let wait = match deadline {
+                None => None,
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => Some(left),
+                    _ => {
+                        // Timed out with no claim on us: leave.
+                        st.idle -= 1;
+                        return (st, false);
+                    }
+                },
+            };
+            st = match wait {
+                None => self.cond.wait(st).unwrap_or_else(|e| e.into_inner()),
+                Some(left) => {
+                    self.cond
+                        .wait_timeout(st, left)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0
+                }
+            };
+        }
     }
 
     /// Stops accepting closures, drops queued ones, and waits until `deadline` (if any) for

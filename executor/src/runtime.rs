@@ -226,7 +226,8 @@ impl Runtime {
 
     /// Shuts down like dropping the runtime, but waits at most `timeout` in all: for workers
     /// busy in a task that does not return, and for running `spawn_blocking` closures. Those
-    /// still running then are left to finish on their own.
+    /// still running then are left to finish on their own. A timeout too large to add to
+    /// `Instant::now()` (such as `Duration::MAX`) waits without a deadline, as dropping does.
     ///
     /// ```
     /// let rt = spinpark::Runtime::new().unwrap();
@@ -234,7 +235,8 @@ impl Runtime {
     /// rt.shutdown_timeout(std::time::Duration::from_millis(100));
     /// ```
     pub fn shutdown_timeout(mut self, timeout: Duration) {
-        self.shutdown(Some(Instant::now() + timeout));
+        // A timeout too large for `Instant` (`Duration::MAX`) means no deadline.
+        self.shutdown(Instant::now().checked_add(timeout));
     }
 
     /// Shuts down inside the thread context (the tasks dropped here are dropped in it, as on
