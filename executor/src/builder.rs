@@ -558,6 +558,8 @@ impl Builder {
                 // taken for a stuck one, and at least the watch's period.
                 nanos(WATCH_PERIOD.max(crate::clock::coarse_resolution() * 2)),
                 nanos(self.long_poll).max(1),
+                // Half a period: the watch's own threshold for pushing its alarm.
+                nanos(WATCH_PERIOD / 2),
             ),
             idle: Idle::new(
                 SysFutex,

@@ -46,6 +46,7 @@ use async_task::Runnable;
 use crossbeam_deque::Worker;
 
 use crate::context;
+use crate::panics::{self, Payload};
 use crate::shared::Shared;
 use crate::worker::{Local, Work, WorkerRef, GLOBAL_INTERVAL};
 
@@ -274,13 +275,16 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, seat: &Seat, future: F) 
             Take::Seated(queue) => {
                 signal.set_phase(Phase::Seated);
                 let (queue, out) = drive(shared, queue, &signal, future.as_mut(), &mut cx);
-                // Returning, or going on alone after a shutdown.
+                // Returning, unwinding, or going on alone after a shutdown: either way the
+                // seat is given back with the worker's queue, so the runtime stays usable.
                 signal.set_phase(Phase::Done);
                 seat.leave(shared, queue);
-                if let Some(out) = out {
-                    return out;
+                match out {
+                    Ok(Some(out)) => return out,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                    // The runtime shut down meanwhile: go on polling the future alone.
+                    Ok(None) => {}
                 }
-                // The runtime shut down meanwhile: go on polling the future alone.
             }
             Take::Taken => {
                 // Another thread drives: poll only our own future, when it is woken.
@@ -316,14 +320,16 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, seat: &Seat, future: F) 
 }
 
 /// Runs the worker loop on this thread, with `future` as one more source of work, until the
-/// future completes (`Some`) or the runtime shuts down (`None`). Returns the worker's queue.
+/// future completes (`Ok(Some)`), the runtime shuts down (`Ok(None)`), or the future panics
+/// (`Err`, for the caller to resume once it has given the seat back). Returns the worker's
+/// queue, and leaves the thread's cooperative budget unlimited again, however it ends.
 fn drive<F: Future>(
     shared: &Arc<Shared>,
     queue: Worker<Runnable>,
     signal: &Signal,
     mut future: Pin<&mut F>,
     cx: &mut Context<'_>,
-) -> (Worker<Runnable>, Option<F::Output>) {
+) -> (Worker<Runnable>, Result<Option<F::Output>, Payload>) {
     let local = Local::new(shared, 0, queue);
     let out = {
         let _worker = context::set_worker(&local);
@@ -336,19 +342,25 @@ fn drive<F: Future>(
                 // The future gets a task's budget, so a loop on a ready socket in it lets the
                 // tasks run.
                 crate::coop::reset();
-                let poll = future.as_mut().poll(cx);
+                // A panic is caught here only to be resumed by `block_on` once the seat and
+                // the queue are back where the next caller finds them.
+                let poll = panics::catch(|| future.as_mut().poll(cx));
                 signal.polled();
-                if let Poll::Ready(out) = poll {
-                    break 'drive Some(out);
+                match poll {
+                    Ok(Poll::Ready(out)) => break 'drive Ok(Some(out)),
+                    Ok(Poll::Pending) => {}
+                    Err(panic) => break 'drive Err(panic),
                 }
             }
             let mut ran = 0;
             while ran < GLOBAL_INTERVAL {
                 if shared.idle.is_shutdown() {
-                    break 'drive None;
+                    break 'drive Ok(None);
                 }
                 let Some(task) = w.next_task() else { break };
-                w.run_task(task);
+                if !w.run_task(task) {
+                    break 'drive Ok(None);
+                }
                 ran += 1;
             }
             if ran > 0 || signal.woken.load(Ordering::Relaxed) {
@@ -356,13 +368,17 @@ fn drive<F: Future>(
                 continue;
             }
             match w.idle() {
-                Some(Work::Task(task)) => w.run_task(task),
+                Some(Work::Task(task)) => {
+                    if !w.run_task(task) {
+                        break 'drive Ok(None);
+                    }
+                }
                 Some(Work::Main) => {}
-                None => break 'drive None,
+                None => break 'drive Ok(None),
             }
         };
         w.end_poll(false);
-        if out.is_none() {
+        if matches!(out, Ok(None)) {
             w.drop_queued();
         }
         out

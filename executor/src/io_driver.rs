@@ -14,7 +14,7 @@
 
 use std::any::Any;
 use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering::{Acquire, Release};
+use std::sync::atomic::Ordering::{Acquire, Release, SeqCst};
 use std::sync::OnceLock;
 
 /// An event source polled by the runtime's workers (an epoll reactor with timers).
@@ -52,6 +52,9 @@ pub(crate) struct DriverCell {
     driver: OnceLock<Box<dyn Driver>>,
     /// Held by the one spinner that polls the driver, so spinners do not pile into epoll.
     polling: AtomicBool,
+    /// Set by shutdown once the workers have stopped: a driver installed from then on is
+    /// shut down at once (`Shared::driver_or_install`).
+    closed: AtomicBool,
 }
 
 impl DriverCell {
@@ -60,6 +63,7 @@ impl DriverCell {
         DriverCell {
             driver: OnceLock::new(),
             polling: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
         }
     }
 
@@ -71,6 +75,19 @@ impl DriverCell {
     /// Installs `driver` unless one is installed already; returns whether it was.
     pub(crate) fn install(&self, driver: Box<dyn Driver>) -> bool {
         self.driver.set(driver).is_ok()
+    }
+
+    /// Shutdown: no driver may serve from now on (see `closed`).
+    pub(crate) fn close(&self) {
+        // SeqCst: the store half of the store / fence / load pair with an installer
+        // (`Shared::driver_or_install`, `Shared::shut_down_driver`).
+        self.closed.store(true, SeqCst);
+    }
+
+    /// Whether shutdown closed the cell (see [`DriverCell::close`]).
+    pub(crate) fn is_closed(&self) -> bool {
+        // SeqCst: see `close`.
+        self.closed.load(SeqCst)
     }
 
     /// Makes a parked driver return, if there is a driver.

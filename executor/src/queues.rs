@@ -127,17 +127,27 @@ pub(crate) struct Slots {
     stuck_after: u64,
     /// Polls at least this long (coarse-clock ns) count in `WorkerMetrics::long_polls`.
     long_poll: u64,
+    /// A worker going from task to task polls the reactor once this long (coarse-clock ns)
+    /// has passed since it last did (half a watch period).
+    attend_every: u64,
 }
 
 impl Slots {
     /// `workers` empty slots; polls count as stuck after `stuck_after` and as long after
-    /// `long_poll` (coarse-clock ns).
-    pub(crate) fn new(workers: usize, stuck_after: u64, long_poll: u64) -> Slots {
+    /// `long_poll`, and busy workers poll the reactor every `attend_every` (coarse-clock ns).
+    pub(crate) fn new(workers: usize, stuck_after: u64, long_poll: u64, attend_every: u64) -> Slots {
         Slots {
             slots: (0..workers).map(|_| WorkerSlot::default()).collect(),
             stuck_after,
             long_poll,
+            attend_every,
         }
+    }
+
+    /// How long (coarse-clock ns) a worker going from task to task may leave the reactor
+    /// unpolled.
+    pub(crate) fn attend_every(&self) -> u64 {
+        self.attend_every
     }
 
     /// Worker `i`'s slot.

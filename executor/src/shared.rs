@@ -86,11 +86,14 @@ impl Shared {
         // Losing a race to another thread's installation is fine: ours is dropped.
         let won = self.driver.install(made);
         if won {
-            // SeqCst fence, against the one in `shut_down_driver`: either shutdown sees this
-            // driver (and shuts it down), or this sees the shutdown and shuts it down itself
-            // (nobody would ever poll it); perhaps both, which is harmless.
+            // SeqCst fence, against the one in `shut_down_driver`: either that sees this
+            // driver (and shuts it down), or this sees that the runtime's drivers are closed
+            // and shuts it down itself (nobody would ever poll it); perhaps both, which is
+            // harmless. A driver installed while the runtime shuts down, before its workers
+            // stopped (a task polled just before its worker saw the shutdown), serves until
+            // `shut_down_driver`, like one installed earlier.
             fence(SeqCst);
-            if self.idle.is_shutdown() {
+            if self.driver.is_closed() {
                 if let Some(d) = self.driver.get() {
                     d.shutdown();
                 }
@@ -105,6 +108,7 @@ impl Shared {
     /// Shutdown, once the idle protocol is shut down: makes the driver drop the wakers it
     /// holds, if there is a driver.
     pub(crate) fn shut_down_driver(&self) {
+        self.driver.close();
         // SeqCst fence: see `driver_or_install`, which shuts down a driver installed after
         // the `driver.get()` below.
         fence(SeqCst);

@@ -47,6 +47,9 @@ pub(crate) struct Local {
     pub(crate) tasks: Arc<crate::tasks::TaskList>,
     lifo_streak: Cell<u32>,
     tick: Cell<u32>,
+    /// When this worker last polled the reactor (coarse clock), to poll it again between
+    /// tasks once half a watch period has passed (`WorkerRef::reactor_unattended`).
+    last_driver_poll: Cell<u64>,
 }
 
 impl Local {
@@ -59,6 +62,7 @@ impl Local {
             tasks: shared.tasks.clone(),
             lifo_streak: Cell::new(0),
             tick: Cell::new(0),
+            last_driver_poll: Cell::new(clock::coarse_now()),
         }
     }
 
@@ -161,13 +165,16 @@ impl<'a> WorkerRef<'a> {
     fn run_loop(&self) {
         loop {
             while let Some(task) = self.next_task() {
-                self.run_task(task);
-                if self.shared.idle.is_shutdown() {
+                if !self.run_task(task) {
                     return;
                 }
             }
             match self.idle() {
-                Some(Work::Task(task)) => self.run_task(task),
+                Some(Work::Task(task)) => {
+                    if !self.run_task(task) {
+                        return;
+                    }
+                }
                 // A worker thread has no `block_on` future (`main` is `None`).
                 Some(Work::Main) => {}
                 None => return,
@@ -182,27 +189,49 @@ impl<'a> WorkerRef<'a> {
         drop_queued(self.slot, &self.local.queue);
     }
 
-    pub(crate) fn run_task(&self, task: Runnable) {
+    /// Runs `task`, unless the runtime has begun to shut down: then the task is dropped (here,
+    /// with the runtime current, as shutdown drops queued tasks) and this returns `false`, so
+    /// no task is polled once a worker has seen the shutdown (a timer first polled then could
+    /// not register any more).
+    pub(crate) fn run_task(&self, task: Runnable) -> bool {
+        if self.shared.idle.is_shutdown() {
+            drop(task);
+            return false;
+        }
         bump(&self.counters.polls);
         let tick = self.local.tick.get().wrapping_add(1);
         self.local.tick.set(tick);
         crate::coop::reset();
-        self.end_poll(true);
+        let now = self.end_poll(true);
         // A panic inside the task's poll or its future's destructor is caught by `Guarded`.
         task.run();
-        if tick % GLOBAL_INTERVAL == 0 {
+        if tick % GLOBAL_INTERVAL == 0 || self.reactor_unattended(now) {
+            self.local.last_driver_poll.set(now);
             self.poll_driver();
         }
+        true
+    }
+
+    /// Whether this worker last polled the reactor at least half a watch period before coarse
+    /// time `now` (the start of the task that just ran). Workers that go from task to task
+    /// without idling (short blocking tasks back to back, each stealing the next) poll the
+    /// reactor every [`GLOBAL_INTERVAL`] tasks, which may be seconds, and nobody parks, so the
+    /// watchdog has nothing to watch: this bounds the wait of timers and sockets by the
+    /// period instead, at one zero-timeout `epoll_wait` per half period per busy worker. The
+    /// stamp is the worker's own, so the check is a compare on a local `Cell`.
+    fn reactor_unattended(&self, now: u64) -> bool {
+        now.saturating_sub(self.local.last_driver_poll.get()) >= self.shared.slots.attend_every()
     }
 
     /// The previous task poll, if one is stamped, is over: count it if it ran long. Then
     /// stamp the one that starts now (`starting`), or mark the worker idle. One coarse clock
-    /// read per task.
-    pub(crate) fn end_poll(&self, starting: bool) {
+    /// read per task, whose reading it returns.
+    pub(crate) fn end_poll(&self, starting: bool) -> u64 {
         let now = clock::coarse_now();
         if self.shared.slots.end_poll(self.local.index, now, starting) {
             bump(&self.counters.long_polls);
         }
+        now
     }
 
     /// The next task from this worker's own sources or anybody else's; see the module docs.
@@ -325,9 +354,11 @@ impl<'a> WorkerRef<'a> {
         }
         let mut spinning = decision.spins() && shared.idle.try_start_spinning();
         let spun = spinning;
-        // The period is over: work turns up `d` after it began.
+        // The period is over: work turns up `d` after it began. The worker polled the
+        // reactor while it spun, or was woken by it (or to look at it).
         let found = |work: Work| {
             policy.end(decision, spun, policy.now().saturating_sub(began));
+            self.local.last_driver_poll.set(clock::coarse_now());
             Some(work)
         };
         loop {
