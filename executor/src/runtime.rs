@@ -254,7 +254,13 @@ impl Runtime {
     }
 
     fn stop(&mut self, deadline: Option<Instant>) {
-        let shared = self.handle.shared();
+        let owned = self.handle.shared().clone();
+        // The tasks dropped on this thread (those queued in a current-thread runtime's seat,
+        // those waiting on wakers or timers, queued blocking closures) are dropped with the
+        // runtime current, as on a worker: their destructors may use `Handle::current()` or
+        // spawn cleanup work (which the shut-down runtime then cancels), as on tokio.
+        let _enter = crate::context::enter(owned.clone(), true);
+        let shared = &*owned;
         shared.idle.shutdown(|| shared.unpark_driver());
         // A current-thread runtime: drop the tasks queued for its worker, unless a thread in
         // `block_on` (through a `Handle`) holds them; that one drops them when it sees the
