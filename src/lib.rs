@@ -71,8 +71,9 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub use spinpark_executor::{
-    spawn, spawn_blocking, yield_now, Builder, EnterGuard, Handle, JoinError, JoinHandle, JoinSet,
-    Runtime, RuntimeFlavor, RuntimeMetrics, TryCurrentError, WorkerMetrics, YieldNow, DEFAULT_SPIN,
+    spawn, spawn_blocking, yield_now, AbortHandle, Builder, EnterGuard, Handle, JoinError,
+    JoinHandle, JoinSet, Runtime, RuntimeFlavor, RuntimeMetrics, TryCurrentError, WorkerMetrics,
+    YieldNow, DEFAULT_SPIN,
 };
 pub use spinpark_macros::{main, test};
 
@@ -121,7 +122,7 @@ pub mod signal {
 /// Tasks: spawning, joining (one at a time or as a [`JoinSet`]), yielding.
 pub mod task {
     pub use spinpark_executor::{
-        spawn, spawn_blocking, yield_now, JoinError, JoinHandle, JoinSet, YieldNow,
+        spawn, spawn_blocking, yield_now, AbortHandle, JoinError, JoinHandle, JoinSet, YieldNow,
     };
 }
 

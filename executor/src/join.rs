@@ -26,6 +26,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
+use crate::abort::AbortHandle;
 use crate::panics;
 use crate::tasks::TaskMeta;
 
@@ -224,6 +225,21 @@ impl<T> JoinHandle<T> {
     pub fn abort(&self) {
         self.meta.abort();
         self.waker.wake_by_ref();
+    }
+
+    /// A handle that can abort this task from anywhere, independently of this one (it may
+    /// outlive it, and be cloned).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let task = spinpark::spawn(std::future::pending::<()>());
+    /// let abort = task.abort_handle();
+    /// spinpark::spawn(async move { abort.abort() }).await.unwrap();
+    /// assert!(task.await.unwrap_err().is_cancelled());
+    /// # });
+    /// ```
+    pub fn abort_handle(&self) -> AbortHandle {
+        AbortHandle::new(self.meta.clone(), self.waker.clone())
     }
 
     /// Whether the task has finished (with output, a panic, or cancellation).

@@ -44,13 +44,14 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{ready, Context, Poll, Wake, Waker};
 
+use crate::abort::AbortHandle;
 use crate::handle::Handle;
 use crate::join::{JoinError, JoinHandle};
 use crate::panics;
 
 /// A collection of tasks spawned on a spinpark runtime, whose results are taken in the order
-/// the tasks finish. The same API as `tokio::task::JoinSet`, but `spawn` returns `()` where
-/// tokio returns an `AbortHandle`.
+/// the tasks finish. The same API as `tokio::task::JoinSet`: `spawn` returns an
+/// [`AbortHandle`] for the task it adds.
 ///
 /// All the tasks return the same type `T`. [`join_next`](JoinSet::join_next) waits for the next
 /// task to finish and gives its output (or a [`JoinError`] if it panicked or was aborted);
@@ -396,8 +397,10 @@ impl<T> JoinSet<T> {
         while self.join_next().await.is_some() {}
     }
 
-    /// Adds a task by its handle and registers the entry's waker with it.
-    fn insert(&mut self, mut handle: JoinHandle<T>) {
+    /// Adds a task by its handle and registers the entry's waker with it; returns a handle to
+    /// abort the task.
+    fn insert(&mut self, mut handle: JoinHandle<T>) -> AbortHandle {
+        let abort = handle.abort_handle();
         let id = self.next_id;
         self.next_id += 1;
         let slot = self.free.pop().unwrap_or(self.slots.len());
@@ -430,6 +433,7 @@ impl<T> JoinSet<T> {
             self.slots[slot] = entry;
         }
         self.len += 1;
+        abort
     }
 
     /// The next key to look at: from the batch, else from the ready list. When both are empty,
@@ -541,9 +545,7 @@ impl<T> JoinSet<T> {
 
 impl<T: Send + 'static> JoinSet<T> {
     /// Spawns a task on the current runtime and adds it to the set; see [`crate::spawn`].
-    ///
-    /// tokio's returns an `AbortHandle`; this one returns nothing (abort the set's tasks with
-    /// [`JoinSet::abort_all`], or spawn with [`crate::spawn`] to keep a [`JoinHandle`]).
+    /// Returns an [`AbortHandle`] to cancel that one task (dropping it does nothing).
     ///
     /// # Panics
     /// Outside a spinpark runtime, with a message that says so; see [`JoinSet::spawn_on`].
@@ -556,7 +558,7 @@ impl<T: Send + 'static> JoinSet<T> {
     /// # });
     /// ```
     #[track_caller]
-    pub fn spawn<F>(&mut self, task: F)
+    pub fn spawn<F>(&mut self, task: F) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,
     {
@@ -577,11 +579,11 @@ impl<T: Send + 'static> JoinSet<T> {
     /// set.spawn_on(async { 1 + 1 }, rt.handle()); // not inside the runtime
     /// assert_eq!(rt.block_on(set.join_next()).unwrap().unwrap(), 2);
     /// ```
-    pub fn spawn_on<F>(&mut self, task: F, handle: &Handle)
+    pub fn spawn_on<F>(&mut self, task: F, handle: &Handle) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,
     {
-        self.insert(handle.spawn(task));
+        self.insert(handle.spawn(task))
     }
 
     /// Runs `f` on the current runtime's blocking pool and adds it to the set; see
@@ -598,7 +600,7 @@ impl<T: Send + 'static> JoinSet<T> {
     /// # });
     /// ```
     #[track_caller]
-    pub fn spawn_blocking<F>(&mut self, f: F)
+    pub fn spawn_blocking<F>(&mut self, f: F) -> AbortHandle
     where
         F: FnOnce() -> T + Send + 'static,
     {
@@ -620,11 +622,11 @@ impl<T: Send + 'static> JoinSet<T> {
     /// set.spawn_blocking_on(|| 6 * 7, rt.handle());
     /// assert_eq!(rt.block_on(set.join_next()).unwrap().unwrap(), 42);
     /// ```
-    pub fn spawn_blocking_on<F>(&mut self, f: F, handle: &Handle)
+    pub fn spawn_blocking_on<F>(&mut self, f: F, handle: &Handle) -> AbortHandle
     where
         F: FnOnce() -> T + Send + 'static,
     {
-        self.insert(handle.spawn_blocking(f));
+        self.insert(handle.spawn_blocking(f))
     }
 }
 

@@ -64,6 +64,7 @@ macro_rules! not_loom {
 }
 
 not_loom! {
+mod abort;
 mod block_on;
 mod blocking;
 mod clock;
@@ -94,6 +95,7 @@ mod watchdog;
 mod worker;
 mod yield_now;
 
+pub use abort::AbortHandle;
 pub use driver::Driver;
 pub use enter::EnterGuard;
 pub use handle::{Handle, RuntimeFlavor, TryCurrentError};

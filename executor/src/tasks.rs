@@ -88,6 +88,8 @@ where
 /// where the task is listed in its runtime's live-task list (one allocation for both).
 pub(crate) struct TaskMeta {
     aborted: AtomicBool,
+    /// Set once the future is gone (completed, panicked, aborted, or dropped unfinished).
+    finished: AtomicBool,
     /// Blocking-pool closures run to completion in one poll and are never listed.
     listable: bool,
     /// The key in `tasks`, or `usize::MAX` while unlisted.
@@ -104,6 +106,7 @@ impl TaskMeta {
     pub(crate) fn new(listable: bool) -> Arc<Self> {
         Arc::new(Self {
             aborted: AtomicBool::new(false),
+            finished: AtomicBool::new(false),
             listable,
             key: AtomicUsize::new(usize::MAX),
             tasks: OnceLock::new(),
@@ -143,6 +146,19 @@ impl TaskMeta {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take()
+    }
+
+    /// Whether the task's future is gone: it completed, panicked or was cancelled.
+    pub(crate) fn is_finished(&self) -> bool {
+        // Acquire: pairs with the Release in `finish`, so a caller that sees the task
+        // finished also sees what it did.
+        self.finished.load(Ordering::Acquire)
+    }
+
+    /// The task's future is gone (its output, if any, is being handed to async-task).
+    fn finish(&self) {
+        // Release: see `is_finished`.
+        self.finished.store(true, Ordering::Release);
     }
 
     /// The future is being dropped: the task is no longer live.
@@ -204,6 +220,7 @@ impl<F> Drop for Guarded<F> {
             }
         }
         self.meta.unlist();
+        self.meta.finish();
     }
 }
 
@@ -224,6 +241,7 @@ impl<F: Future> Future for Guarded<F> {
                 Ok(()) => JoinError::cancelled(),
                 Err(payload) => JoinError::panic(payload),
             };
+            this.meta.finish();
             return Poll::Ready(Outcome::new(Err(err)));
         }
         // SAFETY: see above; `future` stays where it is for as long as `self` is pinned, and
@@ -250,6 +268,7 @@ impl<F: Future> Future for Guarded<F> {
                 Err(JoinError::panic(payload))
             }
         };
+        this.meta.finish();
         Poll::Ready(Outcome::new(out))
     }
 }
