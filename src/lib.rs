@@ -129,8 +129,8 @@ pub mod task {
 /// The runtime and its configuration and metrics.
 pub mod runtime {
     pub use spinpark_executor::{
-        Builder, EnterGuard, Handle, Runtime, RuntimeFlavor, RuntimeMetrics, TryCurrentError,
-        WorkerMetrics, DEFAULT_SPIN,
+        worker_index, Builder, EnterGuard, Handle, Runtime, RuntimeFlavor, RuntimeMetrics,
+        TryCurrentError, WorkerMetrics, DEFAULT_SPIN,
     };
 }
 

@@ -141,6 +141,22 @@ where
     }
 }
 
+/// The index of the worker the current thread is, from 0 to the runtime's number of workers,
+/// or `None` on a thread that is not a worker (a `spawn_blocking` thread, a thread that only
+/// waits in `block_on`). On a current-thread runtime the thread driving it in `block_on` is
+/// worker 0. A task may move between workers between polls, so this is a hint (for sharding
+/// per-worker state), not an identity.
+///
+/// ```
+/// let rt = spinpark::Builder::new().worker_threads(2).build().unwrap();
+/// let index = rt.block_on(async { spinpark::spawn(async { spinpark::runtime::worker_index() }).await });
+/// assert!(matches!(index.unwrap(), Some(0 | 1)));
+/// assert_eq!(spinpark::runtime::worker_index(), None); // not a worker
+/// ```
+pub fn worker_index() -> Option<usize> {
+    context::with_worker(|w| w.map(|w| w.index))
+}
+
 /// Runs `f` on the runtime's blocking pool, a separate set of threads that may block (file
 /// I/O, CPU-heavy work, a blocking library) without holding up the workers.
 ///
