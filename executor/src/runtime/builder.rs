@@ -14,19 +14,15 @@ use std::time::Duration;
 use async_task::Runnable;
 use crossbeam_deque::Worker;
 
-use crate::alarm::SysAlarm;
-use crate::blocking::BlockingPool;
-use crate::futex::SysFutex;
-use crate::handle::RuntimeFlavor;
-use crate::idle::{Idle, SpinPolicy, MAX_WORKERS, WATCH_PERIOD};
-use crate::io_driver::DriverCell;
-use crate::metrics::Counters;
-use crate::queues::{Queues, Slots};
-use crate::runtime::{ExitGuard, Runtime};
-use crate::shared::Shared;
-use crate::tasks::TaskList;
-use crate::thread_context::{within, ThreadContext};
-use crate::worker::{Started, ThreadHook};
+use super::handle::RuntimeFlavor;
+use super::lifecycle::{ExitGuard, Runtime};
+use crate::idle::{Idle, SpinPolicy, SysAlarm, SysFutex, MAX_WORKERS, WATCH_PERIOD};
+use crate::scheduler::{
+    self, within, BlockingPool, Counters, DriverCell, ForeignContext, Queues, Seat, Shared, Slots,
+    Started, ThreadHook,
+};
+use crate::task::TaskList;
+use crate::time::coarse;
 
 /// The window the default (adaptive) spin policy starts from, and a sensible fixed window
 /// for [`Builder::spin`].
@@ -431,7 +427,7 @@ impl Builder {
     pub fn build(self) -> io::Result<Runtime> {
         let plan = self.plan()?;
         let policy = self.spin_policy(&plan)?;
-        let context = self.thread_context()?;
+        let context = self.foreign_context()?;
         let (shared, queues) = self.shared_state(&plan, policy, context)?;
         let mut rt = Runtime::unstarted(shared, plan.workers);
         if plan.current {
@@ -524,10 +520,10 @@ impl Builder {
 
     /// Starts what every thread of the runtime runs inside: the tokio-compat runtime, when
     /// asked for (`tokio_compat.rs`); none otherwise.
-    fn thread_context(&self) -> io::Result<Option<Arc<dyn ThreadContext>>> {
+    fn foreign_context(&self) -> io::Result<Option<Arc<dyn ForeignContext>>> {
         #[cfg(feature = "tokio-compat")]
         if let Some(n) = self.tokio_compat {
-            let compat = crate::tokio_compat::TokioCompat::start(n)?;
+            let compat = super::tokio_compat::TokioCompat::start(n)?;
             return Ok(Some(Arc::new(compat)));
         }
         Ok(None)
@@ -540,13 +536,13 @@ impl Builder {
         &self,
         plan: &Plan,
         policy: SpinPolicy,
-        context: Option<Arc<dyn ThreadContext>>,
+        context: Option<Arc<dyn ForeignContext>>,
     ) -> io::Result<(Arc<Shared>, Vec<Worker<Runnable>>)> {
         let workers = plan.workers;
         let mut queues: Vec<Worker<_>> = (0..workers).map(|_| Worker::new_fifo()).collect();
         let stealers = queues.iter().map(Worker::stealer).collect();
         let seat = match plan.current {
-            true => queues.pop().map(crate::current_thread::Seat::new),
+            true => queues.pop().map(Seat::new),
             false => None,
         };
         let nanos = |d: Duration| d.as_nanos().min(u64::MAX as u128) as u64;
@@ -556,7 +552,7 @@ impl Builder {
                 workers,
                 // Two ticks of the coarse clock, so that a poll that has just started is never
                 // taken for a stuck one, and at least the watch's period.
-                nanos(WATCH_PERIOD.max(crate::clock::coarse_resolution() * 2)),
+                nanos(WATCH_PERIOD.max(coarse::resolution() * 2)),
                 nanos(self.long_poll).max(1),
                 // Half a period: the watch's own threshold for pushing its alarm.
                 nanos(WATCH_PERIOD / 2),
@@ -580,7 +576,7 @@ impl Builder {
             context,
             seat,
             #[cfg(feature = "test-util")]
-            clock: crate::test_clock::Clock::new(plan.current, self.start_paused),
+            clock: crate::time::Clock::new(plan.current, self.start_paused),
         });
         Ok((shared, queues))
     }
@@ -601,7 +597,7 @@ impl Builder {
                     let _exit = ExitGuard(exits);
                     let context = shared.context.clone();
                     within(context.as_ref(), || {
-                        crate::worker::run(shared, index, queue, on_start, on_stop, started)
+                        scheduler::run_worker(shared, index, queue, on_start, on_stop, started)
                     })
                 })
                 .map_err(|e| {
@@ -619,7 +615,7 @@ impl Builder {
         if plan.workers > 1 {
             let name = format!("{}-watchdog", self.thread_name);
             let shared = rt.handle.shared().clone();
-            rt.watchdog = Some(crate::watchdog::start(shared, name)?);
+            rt.watchdog = Some(scheduler::start_watchdog(shared, name)?);
         }
         Ok(())
     }

@@ -18,7 +18,7 @@
 //! How it works: [`Builder::build`](crate::Builder::build) starts a multi-threaded tokio
 //! runtime with its I/O and time drivers and [`Builder::tokio_compat_threads`](crate::Builder::tokio_compat_threads)
 //! worker threads (default 1), named `spinpark-tokio-compat`. Its context is a
-//! [`ThreadContext`]: each spinpark worker and blocking-pool thread holds tokio's
+//! `ForeignContext`: each spinpark worker and blocking-pool thread holds tokio's
 //! `Handle::enter` guard for its whole life, and `block_on` for the call, so no future needs
 //! wrapping. Sockets and timers created through tokio register with the tokio runtime's
 //! drivers and are driven by its thread; a tokio-owned socket's readiness therefore reaches
@@ -39,7 +39,7 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::Duration;
 
-use crate::thread_context::ThreadContext;
+use crate::scheduler::ForeignContext;
 
 /// How long shutting down waits for the background runtime's blocking work.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
@@ -72,7 +72,7 @@ impl TokioCompat {
     }
 }
 
-impl ThreadContext for TokioCompat {
+impl ForeignContext for TokioCompat {
     fn enter(&self, f: &mut dyn FnMut()) {
         let _tokio = self.handle.enter();
         f();

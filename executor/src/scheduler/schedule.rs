@@ -13,10 +13,10 @@
 
 use async_task::Runnable;
 
-use crate::context;
+use super::current;
+use super::metrics::bump;
+use super::shared::Shared;
 use crate::idle::Woke;
-use crate::metrics::bump;
-use crate::shared::Shared;
 
 impl Shared {
     /// Schedules a task that was woken. `woken_while_running`: the task's waker was woken
@@ -33,7 +33,7 @@ impl Shared {
             self.queues.push_after_shutdown(runnable);
             return;
         }
-        context::with_worker(|local| match local {
+        current::with_worker(|local| match local {
             Some(local) if local.belongs_to(self) => {
                 if woken_while_running {
                     local.queue.push(runnable);

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use crate::alarm::LoomAlarm;
-use crate::futex::LoomFutex;
-use crate::idle::{Idle, Parked, Woke};
+use super::alarm::LoomAlarm;
+use super::futex::LoomFutex;
+use super::{Idle, Parked, Woke};
 
 /// [`Idle`] over the loom futex and alarm models.
 pub struct Model(Idle<LoomFutex, LoomAlarm>);
@@ -96,7 +96,7 @@ impl Model {
     pub fn attend(&self) {
         self.0.attend(0)
     }
-    /// The watchdog thread's loop (`watchdog.rs`, without the stuck-work part, which is the
+    /// The watchdog thread's loop (`scheduler/watchdog.rs`, without the stuck-work part, which is the
     /// scheduler's): until shutdown, each time the alarm rings, ask for a driver and re-arm.
     /// Returns how many sleepers it woke.
     pub fn watchdog(&self) -> usize {

@@ -4,8 +4,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use crate::context;
-use crate::shared::Shared;
+use crate::scheduler::{current, Shared};
 
 /// Returned by [`Handle::enter`] and [`crate::Runtime::enter`]: while it lives, the runtime
 /// is current on this thread, so `spawn`, `Handle::current` and the reactor's constructors
@@ -30,7 +29,7 @@ use crate::shared::Shared;
 /// [`Handle::enter`]: crate::Handle::enter
 #[must_use = "the runtime is current only while the guard lives"]
 pub struct EnterGuard<'a> {
-    _restore: context::EnterGuard,
+    _restore: current::CurrentGuard,
     /// Borrows the runtime (the `Handle` or `Runtime` it was made from).
     _runtime: PhantomData<&'a Shared>,
     /// Thread-local state is restored on drop: keep the guard on its thread.
@@ -47,7 +46,7 @@ impl fmt::Debug for EnterGuard<'_> {
 pub(crate) fn enter(shared: &Arc<Shared>) -> EnterGuard<'_> {
     // Keep the thread's "no block_on here" flag: entering from a worker or from inside
     // block_on must not make a nested block_on (which would deadlock) look allowed.
-    let restore = context::enter(shared.clone(), context::block_on_forbidden());
+    let restore = current::enter(shared.clone(), current::block_on_forbidden());
     EnterGuard {
         _restore: restore,
         _runtime: PhantomData,

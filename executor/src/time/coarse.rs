@@ -2,9 +2,9 @@
 //! per task poll.
 //!
 //! ```text
-//! let started = clock::coarse_now();          // ~9 ns through the vDSO
+//! let started = coarse::now();          // ~9 ns through the vDSO
 //! run(task);
-//! let long = clock::coarse_now() - started >= threshold;
+//! let long = coarse::now() - started >= threshold;
 //! ```
 //!
 //! `CLOCK_MONOTONIC_COARSE` is read from the vDSO without a syscall, at about a third of the
@@ -17,12 +17,12 @@ use std::time::Duration;
 
 /// Nanoseconds on the coarse monotonic clock. Never 0 (the machine has been up for longer),
 /// so 0 can mean "no stamp".
-pub(crate) fn coarse_now() -> u64 {
+pub(crate) fn now() -> u64 {
     read(libc::CLOCK_MONOTONIC_COARSE).max(1)
 }
 
 /// The coarse clock's resolution (the kernel's tick).
-pub(crate) fn coarse_resolution() -> Duration {
+pub(crate) fn resolution() -> Duration {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -55,9 +55,9 @@ mod tests {
 
     #[test]
     fn coarse_time_moves_forward_and_never_reads_zero() {
-        let a = coarse_now();
-        std::thread::sleep(coarse_resolution() * 3);
-        let b = coarse_now();
+        let a = now();
+        std::thread::sleep(resolution() * 3);
+        let b = now();
         assert!(a > 0);
         assert!(
             b > a,

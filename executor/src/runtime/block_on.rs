@@ -5,10 +5,10 @@
 //! assert_eq!(rt.block_on(async { 40 + 2 }), 42);
 //! ```
 //!
-//! How it works: on the multi-thread runtime the future's waker is a [`ThreadSignal`], a flag
+//! How it works: on the multi-thread runtime the future's waker is a [`ThreadWaker`], a flag
 //! plus the calling thread. Waking sets the flag and unparks the thread; the loop polls, then
 //! parks until the flag is set (`thread::park` may return spuriously, hence the flag). On a
-//! current-thread runtime the calling thread also runs the tasks (`current_thread.rs`).
+//! current-thread runtime the calling thread also runs the tasks (`scheduler/current_thread.rs`).
 
 use std::future::Future;
 use std::pin::pin;
@@ -17,28 +17,26 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 
-use crate::context;
-use crate::shared::Shared;
-use crate::thread_context::within;
+use crate::scheduler::{block_on_seated, current, within, Shared};
 
 /// Runs `future` to completion on the current thread, with `shared`'s runtime current.
 pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output {
     assert!(
-        !context::block_on_forbidden(),
+        !current::block_on_forbidden(),
         "Runtime::block_on called from inside a spinpark runtime (a task, a blocking-pool \
          thread, or another block_on): that would block a thread the runtime needs. \
          Use `.await` instead, or spawn_blocking to run blocking code."
     );
-    let _enter = context::enter(shared.clone(), true);
+    let _enter = current::enter(shared.clone(), true);
     within(shared.context.as_ref(), || match &shared.seat {
-        Some(seat) => crate::current_thread::block_on(shared, seat, future),
+        Some(seat) => block_on_seated(shared, seat, future),
         None => run(future),
     })
 }
 
 /// The polling loop of `block_on`.
 fn run<F: Future>(future: F) -> F::Output {
-    let signal = Arc::new(ThreadSignal {
+    let signal = Arc::new(ThreadWaker {
         thread: thread::current(),
         notified: AtomicBool::new(false),
     });
@@ -58,12 +56,12 @@ fn run<F: Future>(future: F) -> F::Output {
 }
 
 /// The waker of a `block_on` future: wakes the thread blocked in it.
-struct ThreadSignal {
+struct ThreadWaker {
     thread: thread::Thread,
     notified: AtomicBool,
 }
 
-impl Wake for ThreadSignal {
+impl Wake for ThreadWaker {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
     }

@@ -11,7 +11,7 @@
 //! ```
 //!
 //! How it works: the queues are `crossbeam-deque`'s: each worker owns the `Worker` end of its
-//! queue (`worker.rs`); the stealers and the injector live here, shared. A worker's slot is on
+//! queue (`worker_state.rs`); the stealers and the injector live here, shared. A worker's slot is on
 //! cache lines of its own (`WorkerSlot`); only its owner writes the poll stamp, and the others
 //! read it as a hint (`lifo.rs` says why a LIFO task may be taken at all). After shutdown a
 //! woken task goes to the injector, and the thread shutting down drains it
@@ -23,8 +23,20 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use async_task::Runnable;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 
-use crate::clock;
-use crate::lifo::LifoSlot;
+use super::lifo::LifoSlot;
+use crate::time::coarse;
+
+/// The owning end of a worker's queue (crossbeam's `Worker`, named here for what it is to
+/// the scheduler, which has a `Worker` of its own).
+pub(crate) type LocalQueue = Worker<Runnable>;
+
+/// Drops the tasks in a worker's LIFO slot and queue: shutdown, on the worker's thread (or,
+/// for a current-thread runtime nobody drives, on the thread shutting it down).
+pub(crate) fn drop_queued(slot: &WorkerSlot, queue: &LocalQueue) {
+    while let Some(r) = slot.lifo.take().or_else(|| queue.pop()) {
+        drop(r);
+    }
+}
 
 /// The injector and the stealer end of every worker's queue.
 pub(crate) struct Queues {
@@ -66,13 +78,13 @@ impl Queues {
     }
 
     /// Moves a batch of the injector's tasks into `queue` and returns one of them to run.
-    pub(crate) fn steal_injector_into(&self, queue: &Worker<Runnable>) -> Option<Runnable> {
+    pub(crate) fn steal_injector_into(&self, queue: &LocalQueue) -> Option<Runnable> {
         steal_retrying(|| self.injector.steal_batch_and_pop(queue))
     }
 
     /// Moves about half of worker `victim`'s queue into `queue`, returning one task to run:
     /// crossbeam's answer as it is (`Retry` when another thread raced us).
-    pub(crate) fn steal_into(&self, victim: usize, queue: &Worker<Runnable>) -> Steal<Runnable> {
+    pub(crate) fn steal_into(&self, victim: usize, queue: &LocalQueue) -> Steal<Runnable> {
         self.stealers[victim].steal_batch_and_pop(queue)
     }
 
@@ -135,7 +147,12 @@ pub(crate) struct Slots {
 impl Slots {
     /// `workers` empty slots; polls count as stuck after `stuck_after` and as long after
     /// `long_poll`, and busy workers poll the reactor every `attend_every` (coarse-clock ns).
-    pub(crate) fn new(workers: usize, stuck_after: u64, long_poll: u64, attend_every: u64) -> Slots {
+    pub(crate) fn new(
+        workers: usize,
+        stuck_after: u64,
+        long_poll: u64,
+        attend_every: u64,
+    ) -> Slots {
         Slots {
             slots: (0..workers).map(|_| WorkerSlot::default()).collect(),
             stuck_after,
@@ -190,7 +207,7 @@ impl Slots {
             if !victim.lifo.is_occupied() {
                 continue;
             }
-            let now = *now.get_or_insert_with(clock::coarse_now);
+            let now = *now.get_or_insert_with(coarse::now);
             if victim.stuck(now, self.stuck_after) {
                 if let Some(t) = victim.lifo.take() {
                     return Some(t);

@@ -12,172 +12,22 @@
 //! # });
 //! ```
 //!
-//! How it works: every task's future is wrapped in `tasks.rs`'s `Guarded`, which catches a
+//! How it works: every task's future is wrapped in `guarded.rs`'s `Guarded`, which catches a
 //! panic from the future's poll or destructor (so it never unwinds into a worker) and checks
 //! an abort flag before each poll. The task's output is thus `Result<T, JoinError>` already,
 //! held in an [`Outcome`] whose destructor cannot unwind (async-task aborts the process if one
 //! it runs panics); the handle only has to add the case where the runtime dropped the task
 //! before it finished, reporting a panic of the future's destructor if there was one.
 
-use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use crate::abort::AbortHandle;
-use crate::panics;
-use crate::tasks::TaskMeta;
-
-/// Why a task did not produce its output.
-///
-/// ```
-/// # spinpark::Runtime::new().unwrap().block_on(async {
-/// let task = spinpark::spawn(async { panic!("boom") });
-/// let err = task.await.unwrap_err();
-/// assert!(err.is_panic());
-/// assert_eq!(err.to_string(), "task panicked: boom");
-/// # });
-/// ```
-pub struct JoinError {
-    repr: Repr,
-}
-
-enum Repr {
-    Cancelled,
-    Panic(Box<dyn Any + Send + 'static>),
-}
-
-impl JoinError {
-    pub(crate) fn cancelled() -> Self {
-        Self {
-            repr: Repr::Cancelled,
-        }
-    }
-
-    pub(crate) fn panic(payload: Box<dyn Any + Send + 'static>) -> Self {
-        Self {
-            repr: Repr::Panic(payload),
-        }
-    }
-
-    /// The task was aborted, or dropped because its runtime shut down.
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// let task = spinpark::spawn(std::future::pending::<()>());
-    /// task.abort();
-    /// assert!(task.await.unwrap_err().is_cancelled());
-    /// # });
-    /// ```
-    pub fn is_cancelled(&self) -> bool {
-        matches!(self.repr, Repr::Cancelled)
-    }
-
-    /// The task panicked.
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// let err = spinpark::spawn(async { panic!("x") }).await.unwrap_err();
-    /// assert!(err.is_panic() && !err.is_cancelled());
-    /// # });
-    /// ```
-    pub fn is_panic(&self) -> bool {
-        matches!(self.repr, Repr::Panic(_))
-    }
-
-    /// The panic's payload, to resume it with `std::panic::resume_unwind`.
-    ///
-    /// # Panics
-    /// If the task did not panic; see [`JoinError::try_into_panic`].
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// let err = spinpark::spawn(async { panic!("x") }).await.unwrap_err();
-    /// let payload = err.into_panic();
-    /// assert_eq!(payload.downcast_ref::<&str>(), Some(&"x"));
-    /// // or: std::panic::resume_unwind(payload)
-    /// # });
-    /// ```
-    pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
-        self.try_into_panic()
-            .expect("JoinError::into_panic called on a task that was cancelled, not panicked")
-    }
-
-    /// The panic's payload, or the error back if the task was cancelled.
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// let task = spinpark::spawn(std::future::pending::<()>());
-    /// task.abort();
-    /// assert!(task.await.unwrap_err().try_into_panic().is_err()); // cancelled, not a panic
-    /// # });
-    /// ```
-    pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
-        match self.repr {
-            Repr::Panic(p) => Ok(p),
-            Repr::Cancelled => Err(self),
-        }
-    }
-
-    fn panic_message(&self) -> Option<&str> {
-        match &self.repr {
-            Repr::Panic(p) => panics::message(p),
-            Repr::Cancelled => None,
-        }
-    }
-}
-
-impl fmt::Display for JoinError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.repr, self.panic_message()) {
-            (Repr::Cancelled, _) => f.write_str("task was cancelled"),
-            (Repr::Panic(_), Some(msg)) => write!(f, "task panicked: {msg}"),
-            (Repr::Panic(_), None) => f.write_str("task panicked"),
-        }
-    }
-}
-
-impl fmt::Debug for JoinError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.repr {
-            Repr::Cancelled => f.write_str("JoinError::Cancelled"),
-            Repr::Panic(_) => write!(f, "JoinError::Panic({:?})", self.panic_message()),
-        }
-    }
-}
-
-impl std::error::Error for JoinError {}
-
-impl From<JoinError> for std::io::Error {
-    fn from(e: JoinError) -> Self {
-        std::io::Error::other(e.to_string())
-    }
-}
-
-/// A finished task's result as the task stores it until its handle takes it. Dropping it
-/// (the handle was dropped, so nobody will take it) never unwinds: a panic from the output's
-/// destructor is contained, as tokio does.
-pub(crate) struct Outcome<T>(Option<Result<T, JoinError>>);
-
-impl<T> Outcome<T> {
-    pub(crate) fn new(result: Result<T, JoinError>) -> Self {
-        Self(Some(result))
-    }
-
-    fn into_inner(mut self) -> Result<T, JoinError> {
-        self.0.take().expect("an outcome is taken once")
-    }
-}
-
-impl<T> Drop for Outcome<T> {
-    fn drop(&mut self) {
-        if let Some(result) = self.0.take() {
-            panics::drop_quietly(result);
-        }
-    }
-}
+use super::abort::AbortHandle;
+use super::error::JoinError;
+use super::guarded::{Outcome, TaskMeta};
 
 /// An owned permission to await, abort or detach a spawned task.
 ///

@@ -10,7 +10,7 @@
 //! ```
 //!
 //! Workers attend to the reactor by polling it (spinners constantly, busy workers every 61
-//! tasks); each poll pushes the watch's alarm ahead (`idle/watch.rs`), and the alarm is armed
+//! tasks, and between tasks once half a period has passed); each poll pushes the watch's alarm ahead (`idle/watch.rs`), and the alarm is armed
 //! only while some worker is parked and another is not. So in a healthy runtime the alarm
 //! never rings and this thread never runs: it costs a thread and a timerfd, no CPU. It rings
 //! when every awake worker is stuck in a long poll (a CPU loop or a blocking call in a task)
@@ -29,10 +29,10 @@ use std::io;
 use std::sync::Arc;
 use std::thread;
 
-use crate::clock;
+use super::metrics::bump;
+use super::shared::Shared;
 use crate::idle::{Woke, WATCH_PERIOD};
-use crate::metrics::bump;
-use crate::shared::Shared;
+use crate::time::coarse;
 
 /// Starts the watchdog thread of `shared`'s runtime, named `name`.
 ///
@@ -54,7 +54,7 @@ fn run(shared: &Shared) {
             bump(&shared.counters.global().watchdog_wakes);
             acted = true;
         }
-        if shared.stuck_work(clock::coarse_now()) {
+        if shared.stuck_work(coarse::now()) {
             // Wakes a worker unless somebody is looking for work already (who then steals it).
             let woke = shared.idle.notify(|| shared.unpark_driver());
             if woke != Woke::Nobody {

@@ -38,11 +38,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::context;
-
-/// Set once any clock in the process was paused: until then [`now`] reads std's clock without
-/// looking for the current runtime.
+/// Set once any clock in the process was paused: until then `driver::now` reads std's clock
+/// without looking for the current runtime.
 static EVER_PAUSED: AtomicBool = AtomicBool::new(false);
+
+/// Whether any clock in the process was ever paused (`driver::now`'s fast path).
+pub(crate) fn ever_paused() -> bool {
+    // Acquire: see `Clock::pause`.
+    EVER_PAUSED.load(Ordering::Acquire)
+}
 
 /// Why a clock refused to pause on a multi-thread runtime.
 const NEEDS_CURRENT_THREAD: &str = "spinpark::time::pause: time can only be paused on a \
@@ -157,7 +161,7 @@ impl Clock {
             return Err("spinpark::time::pause: time is already paused");
         };
         st.base += since.elapsed();
-        // Release: pairs with the Acquire in `now`; only gates a slower path, nothing is
+        // Release: pairs with the Acquire in `ever_paused`; only gates a slower path, nothing is
         // published through it.
         EVER_PAUSED.store(true, Ordering::Release);
         Ok(())
@@ -252,17 +256,4 @@ impl Clock {
         st.inhibitors = st.inhibitors.saturating_sub(1);
         st.unfrozen.is_none()
     }
-}
-
-/// The current runtime's clock reading, std's clock outside a runtime (and while no clock was
-/// ever paused in this process, without looking for the runtime).
-pub(crate) fn now() -> Instant {
-    // Acquire: see `Clock::pause`.
-    if !EVER_PAUSED.load(Ordering::Acquire) {
-        return Instant::now();
-    }
-    context::with_current(|shared| match shared {
-        Some(shared) => shared.clock.now(),
-        None => Instant::now(),
-    })
 }

@@ -13,7 +13,7 @@
 //! How it works: a current-thread runtime is the multi-thread one with a single worker slot
 //! and no thread started to fill it. The worker's queue waits in the runtime's [`Seat`]; a
 //! thread entering `block_on` takes it and runs the worker's machinery (`worker.rs`'s
-//! `WorkerRef`: the LIFO slot, the queue, the injector, the reactor polled every 61 tasks, the
+//! `Worker`: the LIFO slot, the queue, the injector, the reactor polled every 61 tasks, the
 //! idle protocol) with one more source of work, its own future, polled whenever its waker
 //! fired, and at least once every 61 tasks while it is woken. Spawning, waking, `JoinHandle`,
 //! abort, panics and shutdown are the multi-thread runtime's code.
@@ -38,118 +38,26 @@
 use std::future::Future;
 use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+#[cfg(feature = "test-util")]
+use std::sync::{Mutex, MutexGuard};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
-use async_task::Runnable;
-use crossbeam_deque::Worker;
+use super::current;
+use super::queues::LocalQueue;
+use super::seat::{Seat, Take};
+use super::shared::Shared;
+use super::worker::{Work, Worker, GLOBAL_INTERVAL};
+use super::worker_state::WorkerState;
+use crate::task::list;
+use crate::task::panics::{self, Payload};
 
-use crate::context;
-use crate::panics::{self, Payload};
-use crate::shared::Shared;
-use crate::worker::{Local, Work, WorkerRef, GLOBAL_INTERVAL};
-
-/// The one worker's place on a current-thread runtime: its queue while no thread drives, and
-/// the threads in `block_on` waiting to take it.
-pub(crate) struct Seat {
-    state: Mutex<SeatState>,
-}
-
-struct SeatState {
-    /// The worker's queue; `None` while a thread drives (it holds the queue).
-    queue: Option<Worker<Runnable>>,
-    /// Threads in `block_on` waiting for the seat, to unpark when it frees up.
-    waiting: Vec<Thread>,
-    /// The runtime shut down: nobody takes the seat any more.
-    closed: bool,
-}
-
-/// What [`Seat::take`] found.
-enum Take {
-    /// The seat is ours, with the worker's queue.
-    Seated(Worker<Runnable>),
-    /// Another thread drives; we are on the waiting list.
-    Taken,
-    /// The runtime shut down.
-    Closed,
-}
-
-impl Seat {
-    pub(crate) fn new(queue: Worker<Runnable>) -> Seat {
-        Seat {
-            state: Mutex::new(SeatState {
-                queue: Some(queue),
-                waiting: Vec::new(),
-                closed: false,
-            }),
-        }
-    }
-
-    fn state(&self) -> MutexGuard<'_, SeatState> {
-        // No user code runs under this lock.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Takes the seat for the calling thread, or puts it on the waiting list (once).
-    fn take(&self) -> Take {
-        let mut st = self.state();
-        let me = thread::current();
-        if st.closed {
-            return Take::Closed;
-        }
-        match st.queue.take() {
-            Some(queue) => {
-                st.waiting.retain(|t| t.id() != me.id());
-                Take::Seated(queue)
-            }
-            None => {
-                if !st.waiting.iter().any(|t| t.id() == me.id()) {
-                    st.waiting.push(me);
-                }
-                Take::Taken
-            }
-        }
-    }
-
-    /// Gives the seat back with the worker's queue, and wakes the threads waiting for it. After
-    /// shutdown the queue's tasks are dropped instead (as a worker thread drops its own).
-    fn leave(&self, shared: &Shared, queue: Worker<Runnable>) {
-        let mut st = self.state();
-        if st.closed {
-            drop(st);
-            crate::worker::drop_queued(shared.slots.get(0), &queue);
-            return;
-        }
-        st.queue = Some(queue);
-        let waiting = std::mem::take(&mut st.waiting);
-        drop(st);
-        for t in waiting {
-            t.unpark();
-        }
-    }
-
-    /// Shutdown: closes the seat, drops the tasks queued in it if no thread drives (a thread
-    /// that drives drops them when it leaves), and wakes the waiting threads, which go on
-    /// polling their futures without the runtime.
-    pub(crate) fn close(&self, shared: &Shared) {
-        let mut st = self.state();
-        st.closed = true;
-        let queue = st.queue.take();
-        let waiting = std::mem::take(&mut st.waiting);
-        drop(st);
-        for t in waiting {
-            t.unpark();
-        }
-        if let Some(queue) = queue {
-            crate::worker::drop_queued(shared.slots.get(0), &queue);
-        }
-    }
-}
-
-/// The waker of the `block_on` future: a flag, then a wake-up for the thread wherever it
-/// sleeps (in the idle protocol if it drives, in `thread::park` if it waits for the seat).
-struct Signal {
+/// The waker of the `block_on` future (the runtime's "main" future): a flag, then a wake-up
+/// for the thread wherever it sleeps (in the idle protocol if it drives, in `thread::park`
+/// if it waits for the seat). The multi-thread runtime's `block_on` has a simpler one,
+/// `runtime/block_on.rs`'s `ThreadWaker`.
+struct MainWaker {
     woken: AtomicBool,
     thread: Thread,
     shared: Arc<Shared>,
@@ -172,7 +80,7 @@ enum Phase {
 
 /// A wake of a thread that waits for the seat keeps a paused clock from jumping until the
 /// future has been polled: the driver, finding nothing to run, cannot see that this thread is
-/// about to act (`test_clock.rs`). A mutex, not atomics, so that a wake and the end of the
+/// about to act (`time/paused.rs`). A mutex, not atomics, so that a wake and the end of the
 /// call cannot leave an inhibition that nobody ends (the clock's lock nests inside it).
 #[cfg(feature = "test-util")]
 struct Hold {
@@ -180,9 +88,9 @@ struct Hold {
     inhibits: bool,
 }
 
-impl Signal {
-    fn new(shared: &Arc<Shared>) -> Signal {
-        Signal {
+impl MainWaker {
+    fn new(shared: &Arc<Shared>) -> MainWaker {
+        MainWaker {
             // Polled once first.
             woken: AtomicBool::new(true),
             thread: thread::current(),
@@ -227,14 +135,14 @@ impl Signal {
     }
 }
 
-impl Wake for Signal {
+impl Wake for MainWaker {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
         // Release: what the waker published before waking is visible to the poll that follows
-        // (the Acquire swap in `block_on`, or the re-check in `WorkerRef::next_work`).
+        // (the Acquire swap in `block_on`, or the re-check in `Worker::next_work`).
         if !self.woken.swap(true, Ordering::Release) {
             #[cfg(feature = "test-util")]
             {
@@ -254,7 +162,7 @@ impl Wake for Signal {
 }
 
 /// Ends the call's phase however `block_on` ends (a panic in the future included).
-struct DoneOnExit<'a>(&'a Signal);
+struct DoneOnExit<'a>(&'a MainWaker);
 
 impl Drop for DoneOnExit<'_> {
     fn drop(&mut self) {
@@ -265,7 +173,7 @@ impl Drop for DoneOnExit<'_> {
 /// `block_on` on a current-thread runtime: runs `future` to completion on this thread, running
 /// the runtime's tasks meanwhile whenever this thread holds the seat.
 pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, seat: &Seat, future: F) -> F::Output {
-    let signal = Arc::new(Signal::new(shared));
+    let signal = Arc::new(MainWaker::new(shared));
     let _exit = DoneOnExit(&signal);
     let waker = Waker::from(signal.clone());
     let mut cx = Context::from_waker(&waker);
@@ -278,7 +186,7 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, seat: &Seat, future: F) 
                 // Returning, unwinding, or going on alone after a shutdown: either way the
                 // seat is given back with the worker's queue, so the runtime stays usable.
                 signal.set_phase(Phase::Done);
-                seat.leave(shared, queue);
+                seat.leave(shared.slots.get(0), queue);
                 match out {
                     Ok(Some(out)) => return out,
                     Err(panic) => std::panic::resume_unwind(panic),
@@ -325,15 +233,16 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, seat: &Seat, future: F) 
 /// queue, and leaves the thread's cooperative budget unlimited again, however it ends.
 fn drive<F: Future>(
     shared: &Arc<Shared>,
-    queue: Worker<Runnable>,
-    signal: &Signal,
+    queue: LocalQueue,
+    signal: &MainWaker,
     mut future: Pin<&mut F>,
     cx: &mut Context<'_>,
-) -> (Worker<Runnable>, Result<Option<F::Output>, Payload>) {
-    let local = Local::new(shared, 0, queue);
+) -> (LocalQueue, Result<Option<F::Output>, Payload>) {
+    let state = WorkerState::new(shared, 0, queue);
     let out = {
-        let _worker = context::set_worker(&local);
-        let w = WorkerRef::new(shared, &local, Some(&signal.woken));
+        let _worker = current::set_worker(&state);
+        let _tasks = list::publish(shared.tasks.clone());
+        let w = Worker::new(shared, &state, Some(&signal.woken));
         let out = 'drive: loop {
             // Acquire: pairs with the Release in `wake_by_ref`.
             if signal.woken.swap(false, Ordering::Acquire) {
@@ -341,7 +250,7 @@ fn drive<F: Future>(
                 w.end_poll(false);
                 // The future gets a task's budget, so a loop on a ready socket in it lets the
                 // tasks run.
-                crate::coop::reset();
+                crate::task::coop::reset();
                 // A panic is caught here only to be resumed by `block_on` once the seat and
                 // the queue are back where the next caller finds them.
                 let poll = panics::catch(|| future.as_mut().poll(cx));
@@ -383,18 +292,18 @@ fn drive<F: Future>(
         }
         out
     };
-    crate::coop::clear();
-    (local.into_queue(), out)
+    crate::task::coop::clear();
+    (state.into_queue(), out)
 }
 
 /// A paused clock must not auto-advance while this lives (a thread outside the scheduler may
 /// still act); dropping it unparks the driver, which may have blocked because of it.
 #[cfg(feature = "test-util")]
-pub(crate) struct Inhibit<'a>(&'a Shared);
+struct Inhibit<'a>(&'a Shared);
 
 #[cfg(feature = "test-util")]
 impl<'a> Inhibit<'a> {
-    pub(crate) fn new(shared: &'a Shared) -> Inhibit<'a> {
+    fn new(shared: &'a Shared) -> Inhibit<'a> {
         shared.clock.inhibit();
         Inhibit(shared)
     }

@@ -1,88 +1,35 @@
-//! Task bookkeeping: building a task ([`spawn`], [`spawn_blocking`]), the wrapper every
-//! task's future runs in ([`Guarded`]), and the list of a runtime's live tasks, so that
-//! shutting down can drop every one of them.
+//! The wrapper every task's future runs in ([`Guarded`]: panics caught, aborts honoured),
+//! and what a task shares with its handles ([`TaskMeta`]).
 //!
 //! ```
 //! let rt = spinpark_executor::Runtime::new().unwrap();
-//! let waiting = rt.spawn(std::future::pending::<()>());
-//! drop(rt); // shutdown drops the waiting task
-//! assert!(futures_util::FutureExt::now_or_never(waiting).unwrap().unwrap_err().is_cancelled());
+//! let task = rt.spawn(async { panic!("caught") });
+//! assert!(rt.block_on(task).unwrap_err().is_panic()); // the worker did not unwind
 //! ```
 //!
-//! How it works: a task is an `async_task` runnable whose future is wrapped in [`Guarded`]
-//! (panics caught, aborts honoured) and whose schedule function is [`Shared::schedule`].
+//! How it works: a task is an `async_task` runnable whose future is wrapped in [`Guarded`],
+//! and whose schedule function is the scheduler's (`scheduler/spawn.rs` builds it).
 //!
-//! `Guarded` also drops the future itself, under `catch_unwind`: when it completes or is
-//! aborted (a panicking destructor then becomes the task's [`JoinError`]), or when the task is
-//! dropped unfinished (the panic is left in [`TaskMeta`] for the [`JoinHandle`] to report).
+//! `Guarded` drops the future itself, under `catch_unwind`: when it completes or is aborted
+//! (a panicking destructor then becomes the task's [`JoinError`]), or when the task is
+//! dropped unfinished (the panic is left in [`TaskMeta`] for the `JoinHandle` to report).
 //! async-task aborts the process if a destructor it runs panics, and a destructor panicking
 //! on a worker would unwind it; so no destructor of user code ever runs inside async-task.
 //!
-//! A task that waits on something outside the runtime's queues (a channel, a timer, a waker
-//! someone stashed) is reachable only through its waker. The runtime keeps one waker per
-//! waiting task in a [`TaskList`] (a task is listed the first time it returns `Pending`; one
-//! that is queued is dropped with its queue); shutting down wakes them all, and a task woken
-//! after shutdown goes to the global queue, which the shutting-down thread drains and drops
-//! (not dropped inside the wake: a waker is often called with a lock held that the task's
-//! destructor takes). A task removes itself when its
-//! future is dropped (it completed, was aborted, or was dropped). The list is sharded so
-//! spawns on different threads rarely meet on a lock.
+//! A task that returns `Pending` for the first time is listed in its runtime's live-task list
+//! (`list.rs`), under its waker, so that shutdown can find it; it unlists itself when its
+//! future is dropped.
 
 use std::future::Future;
 use std::mem::ManuallyDrop;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
 
-use crate::join::{JoinError, JoinHandle, Outcome};
-use crate::panics::{self, Payload};
-use crate::shared::Shared;
-
-/// Builds a task for `future` and schedules it on `shared`'s runtime; see [`crate::spawn`].
-pub(crate) fn spawn<F>(shared: &Arc<Shared>, future: F) -> JoinHandle<F::Output>
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let meta = TaskMeta::new(true);
-    let schedule_on = shared.clone();
-    let guarded = Guarded::new(future, meta.clone());
-    let (runnable, task) = async_task::Builder::new().spawn(
-        move |()| guarded,
-        async_task::WithInfo(move |r, info: async_task::ScheduleInfo| {
-            schedule_on.schedule(r, info.woken_while_running)
-        }),
-    );
-    let waker = runnable.waker();
-    shared.schedule_new(runnable);
-    JoinHandle::new(task, meta, waker)
-}
-
-/// Builds a task that runs `f` once on `shared`'s blocking pool; see
-/// [`crate::spawn_blocking`].
-pub(crate) fn spawn_blocking<F, R>(shared: &Arc<Shared>, f: F) -> JoinHandle<R>
-where
-    F: FnOnce() -> R + Send + 'static,
-    R: Send + 'static,
-{
-    let meta = TaskMeta::new(false);
-    let schedule_on = shared.clone();
-    let guarded = Guarded::new(
-        {
-            let mut f = Some(f);
-            std::future::poll_fn(move |_| Poll::Ready(f.take().expect("polled once")()))
-        },
-        meta.clone(),
-    );
-    let (runnable, task) = async_task::spawn(guarded, move |r| {
-        schedule_on.blocking.schedule(r, &schedule_on)
-    });
-    let waker = runnable.waker();
-    crate::metrics::bump(&shared.counters.global().spawned);
-    runnable.schedule();
-    JoinHandle::new(task, meta, waker)
-}
+use super::error::JoinError;
+use super::list::{self, TaskList};
+use super::panics::{self, Payload};
 
 /// Shared between a task's [`Guarded`] future and its [`JoinHandle`]: the abort flag, and
 /// where the task is listed in its runtime's live-task list (one allocation for both).
@@ -124,8 +71,8 @@ impl TaskMeta {
         if !self.listable || self.key.load(Ordering::Relaxed) != usize::MAX {
             return;
         }
-        // Tasks are polled only by their runtime's workers.
-        let Some(list) = crate::context::with_worker(|w| w.map(|w| w.tasks.clone())) else {
+        // Tasks are polled only by their runtime's workers, which publish its list.
+        let Some(list) = list::polling_for() else {
             return;
         };
         self.key
@@ -273,101 +220,25 @@ impl<F: Future> Future for Guarded<F> {
     }
 }
 
-const SHARDS: usize = 16;
+/// A finished task's result as the task stores it until its handle takes it. Dropping it
+/// (the handle was dropped, so nobody will take it) never unwinds: a panic from the output's
+/// destructor is contained, as tokio does.
+pub(crate) struct Outcome<T>(Option<Result<T, JoinError>>);
 
-thread_local! {
-    /// This thread's shard, picked once.
-    static SHARD_HINT: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+impl<T> Outcome<T> {
+    pub(crate) fn new(result: Result<T, JoinError>) -> Self {
+        Self(Some(result))
+    }
+
+    pub(crate) fn into_inner(mut self) -> Result<T, JoinError> {
+        self.0.take().expect("an outcome is taken once")
+    }
 }
 
-/// Live tasks' wakers.
-pub(crate) struct TaskList {
-    shards: [Mutex<Shard>; SHARDS],
-    next_shard: AtomicUsize,
-}
-
-#[derive(Default)]
-struct Shard {
-    slots: Vec<Option<Waker>>,
-    free: Vec<usize>,
-}
-
-impl TaskList {
-    pub(crate) fn new() -> Self {
-        Self {
-            shards: std::array::from_fn(|_| Mutex::new(Shard::default())),
-            next_shard: AtomicUsize::new(0),
+impl<T> Drop for Outcome<T> {
+    fn drop(&mut self) {
+        if let Some(result) = self.0.take() {
+            panics::drop_quietly(result);
         }
-    }
-
-    fn shard(&self, i: usize) -> std::sync::MutexGuard<'_, Shard> {
-        // No code runs user code while holding a shard lock, so poisoning cannot happen;
-        // recover anyway rather than cascade.
-        self.shards[i].lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Registers a task by its waker; returns the key to [`TaskList::remove`] it with.
-    pub(crate) fn insert(&self, waker: Waker) -> usize {
-        // Spread over shards by thread, so concurrent spawners rarely share a lock; removal
-        // finds the shard from the key.
-        let s = SHARD_HINT.with(|h| {
-            let v = h.get();
-            if v == usize::MAX {
-                // Relaxed: only spreads threads over shards; any value is correct.
-                let n = self.next_shard.fetch_add(1, Relaxed) % SHARDS;
-                h.set(n);
-                n
-            } else {
-                v
-            }
-        });
-        let mut shard = self.shard(s);
-        let i = match shard.free.pop() {
-            Some(i) => {
-                shard.slots[i] = Some(waker);
-                i
-            }
-            None => {
-                shard.slots.push(Some(waker));
-                shard.slots.len() - 1
-            }
-        };
-        i * SHARDS + s
-    }
-
-    /// Forgets a task (its future is being dropped).
-    pub(crate) fn remove(&self, key: usize) {
-        let (i, s) = (key / SHARDS, key % SHARDS);
-        let waker = {
-            let mut shard = self.shard(s);
-            let w = shard.slots.get_mut(i).and_then(Option::take);
-            if w.is_some() {
-                shard.free.push(i);
-            }
-            w
-        };
-        // Dropped outside the lock: dropping a waker may free a task.
-        drop(waker);
-    }
-
-    /// Wakes every live task once (after shutdown, that drops them) and forgets them all.
-    pub(crate) fn wake_all(&self) {
-        for s in 0..SHARDS {
-            let slots = std::mem::take(&mut self.shard(s).slots);
-            self.shard(s).free.clear();
-            for w in slots.into_iter().flatten() {
-                w.wake();
-            }
-        }
-    }
-
-    /// How many tasks are alive.
-    pub(crate) fn len(&self) -> usize {
-        (0..SHARDS)
-            .map(|s| {
-                let sh = self.shard(s);
-                sh.slots.len() - sh.free.len()
-            })
-            .sum()
     }
 }

@@ -17,9 +17,11 @@
 //! one of them (a closure that drops its own runtime): that one exits once its closure
 //! returns.
 //!
-//! With the `test-util` feature, a closure from when it is queued until it has run (and woken
-//! whoever awaits it) keeps a paused clock from auto-advancing: the scheduler may look idle
-//! while the closure is about to produce work (`test_clock.rs`).
+//! The pool knows the runtime only as a [`PoolHost`] (`spawn.rs` implements it for the
+//! runtime's shared state): what its threads run inside, and whom to tell that a closure is
+//! pending. With the `test-util` feature, a closure from when it is queued until it has run
+//! (and woken whoever awaits it) keeps a paused clock from auto-advancing: the scheduler may
+//! look idle while the closure is about to produce work (`time/paused.rs`).
 
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -29,13 +31,23 @@ use std::time::{Duration, Instant};
 
 use async_task::Runnable;
 
-use crate::context;
-use crate::shared::Shared;
-use crate::thread_context::within;
-
 thread_local! {
     /// The pool this thread belongs to, or null. Only compared, never dereferenced.
     static CURRENT_POOL: Cell<*const BlockingPool> = const { Cell::new(std::ptr::null()) };
+}
+
+/// The runtime, as the blocking pool sees it.
+pub(crate) trait PoolHost: Send + Sync + 'static {
+    /// A new pool thread's whole life: enters the runtime, then runs
+    /// [`BlockingPool::thread_main`] with this host.
+    fn run_thread(self: Arc<Self>);
+
+    /// A closure was queued; [`PoolHost::closure_done`] follows once it has run or was
+    /// dropped.
+    fn closure_queued(&self);
+
+    /// A queued closure has run (or was dropped).
+    fn closure_done(&self);
 }
 
 pub(crate) struct BlockingPool {
@@ -79,17 +91,16 @@ impl BlockingPool {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Queues `runnable` and makes sure a thread will run it. `shared` is the runtime this
-    /// pool belongs to, which its threads make current.
-    pub(crate) fn schedule(&self, runnable: Runnable, shared: &Arc<Shared>) {
+    /// Queues `runnable` and makes sure a thread will run it; `host` is the runtime this pool
+    /// belongs to, which a new thread enters.
+    pub(crate) fn schedule(&self, runnable: Runnable, host: &Arc<dyn PoolHost>) {
         let mut st = self.lock();
         if st.shutdown {
             drop(st);
             drop(runnable);
             return;
         }
-        #[cfg(feature = "test-util")]
-        shared.clock.inhibit();
+        host.closure_queued();
         st.queue.push_back(runnable);
         if st.idle > 0 {
             // This closure claims an idle thread: the next one must not count it again.
@@ -99,15 +110,10 @@ impl BlockingPool {
         } else if st.threads < self.max_threads {
             st.threads += 1;
             drop(st);
-            let runtime = shared.clone();
+            let thread_host = host.clone();
             let spawned = thread::Builder::new()
                 .name(self.name.clone())
-                .spawn(move || {
-                    let context = runtime.context.clone();
-                    within(context.as_ref(), || {
-                        runtime.blocking.thread_main(runtime.clone())
-                    })
-                });
+                .spawn(move || thread_host.run_thread());
             if spawned.is_err() {
                 // Could not start a thread: the closure waits for an existing one, if any.
                 let mut st = self.lock();
@@ -118,25 +124,23 @@ impl BlockingPool {
                     drop(st);
                     for r in dropped {
                         drop(r);
-                        allow_auto_advance(shared);
+                        host.closure_done();
                     }
                 }
             }
         }
     }
 
-    fn thread_main(&self, shared: Arc<Shared>) {
-        #[cfg(feature = "test-util")]
-        let clock_of = shared.clone();
-        let _enter = context::enter(shared, false);
+    /// A pool thread's loop: runs queued closures, waits (idle) for more, and exits after the
+    /// keep-alive or at shutdown. Called by [`PoolHost::run_thread`], inside the runtime.
+    pub(crate) fn thread_main(&self, host: &dyn PoolHost) {
         CURRENT_POOL.with(|p| p.set(self));
         let mut st = self.lock();
         loop {
             if let Some(r) = st.queue.pop_front() {
                 drop(st);
                 r.run();
-                #[cfg(feature = "test-util")]
-                allow_auto_advance(&clock_of);
+                host.closure_done();
                 st = self.lock();
                 continue;
             }
@@ -156,10 +160,7 @@ impl BlockingPool {
     /// Waits, counted idle, until a closure claims this thread (or another waiting one: the
     /// tokens are fungible), the pool shuts down, or the keep-alive passes. Returns
     /// `false` when the thread should exit: it timed out unclaimed.
-    fn wait_for_work<'a>(
-        &'a self,
-        mut st: MutexGuard<'a, State>,
-    ) -> (MutexGuard<'a, State>, bool) {
+    fn wait_for_work<'a>(&'a self, mut st: MutexGuard<'a, State>) -> (MutexGuard<'a, State>, bool) {
         st.idle += 1;
         // A keep-alive too large for `Instant` means no deadline.
         let deadline = Instant::now().checked_add(self.keep_alive);
@@ -230,15 +231,6 @@ impl BlockingPool {
     /// Pool threads currently alive (for tests and metrics).
     pub(crate) fn threads(&self) -> usize {
         self.lock().threads
-    }
-}
-
-/// A queued closure has run (or was dropped): the paused clock may auto-advance again, and the
-/// driver, which may have blocked because it could not, looks again.
-fn allow_auto_advance(_shared: &Shared) {
-    #[cfg(feature = "test-util")]
-    if _shared.clock.allow() {
-        _shared.unpark_driver();
     }
 }
 

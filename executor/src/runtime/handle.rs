@@ -9,19 +9,17 @@
 //! ```
 //!
 //! How it works: a `Handle` is the public face of an `Arc` of the runtime's [`Shared`] state
-//! (`shared.rs`). The runtime's own threads (workers, blocking-pool threads, `block_on`
-//! callers) and the thread-local context (`context.rs`) hold that `Arc` directly; every method
+//! (`scheduler/shared.rs`). The runtime's own threads (workers, blocking-pool threads, `block_on`
+//! callers) and the thread-local context (`scheduler/current.rs`) hold that `Arc` directly; every method
 //! here delegates to it.
 
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use crate::context;
-use crate::enter::EnterGuard;
-use crate::join::JoinHandle;
-use crate::metrics::RuntimeMetrics;
-use crate::shared::Shared;
+use super::enter::{self, EnterGuard};
+use crate::scheduler::{self, current, RuntimeMetrics, Shared};
+use crate::task::JoinHandle;
 
 /// A handle to a runtime: spawn onto it, enter it, read its metrics. Clones are cheap.
 ///
@@ -84,7 +82,7 @@ impl Handle {
     /// rt.block_on(async { assert!(spinpark::Handle::try_current().is_ok()) });
     /// ```
     pub fn try_current() -> Result<Handle, TryCurrentError> {
-        context::current()
+        current::current()
             .map(Handle::new)
             .ok_or(TryCurrentError(()))
     }
@@ -99,7 +97,7 @@ impl Handle {
     /// assert_eq!(rt.block_on(task).unwrap(), 1);
     /// ```
     pub fn enter(&self) -> EnterGuard<'_> {
-        crate::enter::enter(&self.shared)
+        enter::enter(&self.shared)
     }
 
     /// Spawns a task on this runtime; see [`crate::spawn`].
@@ -115,7 +113,7 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        crate::tasks::spawn(&self.shared, future)
+        scheduler::spawn(&self.shared, future)
     }
 
     /// Runs a blocking closure on the blocking pool; see [`crate::spawn_blocking`].
@@ -130,7 +128,7 @@ impl Handle {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        crate::tasks::spawn_blocking(&self.shared, f)
+        scheduler::spawn_blocking(&self.shared, f)
     }
 
     /// Runs `future` to completion on the current thread; see [`crate::Runtime::block_on`].
@@ -142,7 +140,7 @@ impl Handle {
     /// assert_eq!(v, 3);
     /// ```
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        crate::block_on::block_on(&self.shared, future)
+        super::block_on::block_on(&self.shared, future)
     }
 
     /// A snapshot of this runtime's counters.

@@ -1,6 +1,6 @@
 //! The [`Driver`] trait, what a runtime asks of an I/O reactor, and [`DriverCell`], where a
-//! runtime keeps the one installed. The trait is public through `driver.rs` (with the
-//! functions reactor authors install a driver with); the cell is internal, and
+//! runtime keeps the one installed. The trait is public through the crate's `driver` module
+//! (with the functions reactor authors install a driver with); the cell is internal, and
 //! `Shared::driver_or_install` holds its install protocol against shutdown.
 //!
 //! ```text

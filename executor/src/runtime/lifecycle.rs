@@ -1,6 +1,6 @@
 //! [`Runtime`]: using and stopping a runtime, of either flavour ([`RuntimeFlavor`]): worker
 //! threads (the default), or the thread in `block_on` alone ([`Builder::new_current_thread`],
-//! `current_thread.rs`). `builder.rs` starts one.
+//! `scheduler/current_thread.rs`). `builder.rs` starts one.
 //!
 //! ```
 //! use std::time::Duration;
@@ -28,12 +28,10 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::builder::Builder;
-use crate::handle::Handle;
-use crate::join::JoinHandle;
-use crate::metrics::RuntimeMetrics;
-use crate::shared::Shared;
-use crate::thread_context::within;
+use super::builder::Builder;
+use super::handle::Handle;
+use crate::scheduler::{current, within, RuntimeMetrics, Shared};
+use crate::task::JoinHandle;
 
 /// A running spinpark runtime: its worker threads and everything spawned on it.
 ///
@@ -259,14 +257,14 @@ impl Runtime {
         // those waiting on wakers or timers, queued blocking closures) are dropped with the
         // runtime current, as on a worker: their destructors may use `Handle::current()` or
         // spawn cleanup work (which the shut-down runtime then cancels), as on tokio.
-        let _enter = crate::context::enter(owned.clone(), true);
+        let _enter = current::enter(owned.clone(), true);
         let shared = &*owned;
         shared.idle.shutdown(|| shared.unpark_driver());
         // A current-thread runtime: drop the tasks queued for its worker, unless a thread in
         // `block_on` (through a `Handle`) holds them; that one drops them when it sees the
         // shutdown, as a worker thread does.
         if let Some(seat) = &shared.seat {
-            seat.close(shared);
+            seat.close(shared.slots.get(0));
         }
         // Shutdown closed the watch's alarm: the watchdog returns from its wait and exits.
         if let Some(w) = self.watchdog.take() {

@@ -14,16 +14,14 @@ use std::sync::atomic::fence;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 
-use crate::alarm::SysAlarm;
-use crate::blocking::BlockingPool;
-use crate::current_thread::Seat;
-use crate::futex::SysFutex;
-use crate::idle::{Idle, SpinPolicy};
-use crate::io_driver::{Driver, DriverCell};
-use crate::metrics::{Counters, RuntimeMetrics};
-use crate::queues::{Queues, Slots};
-use crate::tasks::TaskList;
-use crate::thread_context::ThreadContext;
+use super::blocking::BlockingPool;
+use super::driver_cell::{Driver, DriverCell};
+use super::foreign_context::ForeignContext;
+use super::metrics::{Counters, RuntimeMetrics};
+use super::queues::{Queues, Slots};
+use super::seat::Seat;
+use crate::idle::{Idle, SpinPolicy, SysAlarm, SysFutex};
+use crate::task::TaskList;
 
 /// State shared by all of one runtime's threads, one part per concern, each a type of its
 /// own that the other modules use through its methods.
@@ -44,18 +42,18 @@ pub(crate) struct Shared {
     /// The counters behind `Runtime::metrics` (`metrics.rs`).
     pub(crate) counters: Counters,
     /// The wakers of the tasks that wait on something outside the queues, for shutdown to
-    /// drop them (`tasks.rs`).
+    /// drop them (`task/list.rs`).
     pub(crate) tasks: Arc<TaskList>,
     /// The threads behind `spawn_blocking` (`blocking.rs`).
     pub(crate) blocking: BlockingPool,
     /// What every thread of this runtime runs inside (the tokio-compat context), if anything.
-    pub(crate) context: Option<Arc<dyn ThreadContext>>,
+    pub(crate) context: Option<Arc<dyn ForeignContext>>,
     /// A current-thread runtime's one worker place, which `block_on` callers take in turn
-    /// (`current_thread.rs`); `None` on the multi-thread runtime.
+    /// (`seat.rs`, `current_thread.rs`); `None` on the multi-thread runtime.
     pub(crate) seat: Option<Seat>,
-    /// The clock the reactor's timers follow, which tests may pause (`test_clock.rs`).
+    /// The clock the reactor's timers follow, which tests may pause (`time/paused.rs`).
     #[cfg(feature = "test-util")]
-    pub(crate) clock: crate::test_clock::Clock,
+    pub(crate) clock: crate::time::Clock,
 }
 
 impl Shared {

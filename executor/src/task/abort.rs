@@ -11,7 +11,7 @@
 //! ```
 //!
 //! How it works: the handle shares the task's `TaskMeta` (its abort flag and its "finished"
-//! flag, `tasks.rs`) and holds a waker of the task, which it wakes after setting the flag so
+//! flag, `guarded.rs`) and holds a waker of the task, which it wakes after setting the flag so
 //! that the task is polled, sees the flag, and drops its future, as [`JoinHandle::abort`]
 //! does.
 //!
@@ -21,7 +21,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::task::Waker;
 
-use crate::tasks::TaskMeta;
+use super::guarded::TaskMeta;
 
 /// Aborts a task from anywhere, as many times as it is cloned; unlike a [`JoinHandle`] it
 /// cannot await the task's output, and dropping it does nothing. [`JoinSet::spawn`] returns

@@ -6,7 +6,7 @@
 //! mapping; under `--cfg loom`, `LoomFutex` models the same contract with a mutex and a
 //! condition variable, which `loom` knows how to explore.
 
-use crate::sync::AtomicU32;
+use super::sync::AtomicU32;
 
 /// Wait and wake on a 32-bit word, with the semantics of Linux's `FUTEX_WAIT` / `FUTEX_WAKE`.
 pub(crate) trait Futex: Send + Sync {

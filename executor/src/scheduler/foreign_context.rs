@@ -1,10 +1,11 @@
-//! A context that every thread polling this runtime's futures runs inside: workers and
-//! blocking-pool threads for their whole lives, `block_on` callers for the call, and the
-//! thread that shuts the runtime down while it drops the tasks that are left.
+//! [`ForeignContext`]: another runtime's context, which every thread polling this runtime's
+//! futures runs inside: workers and blocking-pool threads for their whole lives, `block_on`
+//! callers for the call, and the thread that shuts the runtime down while it drops the tasks
+//! that are left.
 //!
 //! ```ignore
 //! struct Tagged;
-//! impl ThreadContext for Tagged {
+//! impl ForeignContext for Tagged {
 //!     fn enter(&self, f: &mut dyn FnMut()) {
 //!         TAG.set(true);
 //!         f();
@@ -14,7 +15,7 @@
 //! ```
 //!
 //! It is what keeps another runtime out of the executor proper: the tokio compatibility
-//! context (`tokio_compat.rs`, behind the `tokio-compat` feature) is one of these, holding
+//! context (`runtime/tokio_compat.rs`, behind the `tokio-compat` feature) is one of these, holding
 //! tokio's `Handle::enter` guard across `f`. A guard that borrows from the context, as
 //! tokio's does, cannot be handed out and stored, hence a callback around the thread's
 //! body rather than a pair of start/stop hooks.
@@ -22,7 +23,7 @@
 use std::sync::Arc;
 
 /// Something to run a thread's body inside.
-pub(crate) trait ThreadContext: Send + Sync + 'static {
+pub(crate) trait ForeignContext: Send + Sync + 'static {
     /// Runs `f` once, inside the context.
     fn enter(&self, f: &mut dyn FnMut());
 
@@ -32,7 +33,7 @@ pub(crate) trait ThreadContext: Send + Sync + 'static {
 }
 
 /// Runs `f` inside `context`, if there is one.
-pub(crate) fn within<R>(context: Option<&Arc<dyn ThreadContext>>, f: impl FnOnce() -> R) -> R {
+pub(crate) fn within<R>(context: Option<&Arc<dyn ForeignContext>>, f: impl FnOnce() -> R) -> R {
     let Some(context) = context else {
         return f();
     };
@@ -43,5 +44,5 @@ pub(crate) fn within<R>(context: Option<&Arc<dyn ThreadContext>>, f: impl FnOnce
             out = Some(f());
         }
     });
-    out.expect("ThreadContext::enter did not run its closure")
+    out.expect("ForeignContext::enter did not run its closure")
 }

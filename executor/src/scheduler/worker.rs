@@ -9,25 +9,27 @@
 //! 3. its local queue, then the injector, then the other workers' queues (stealing half),
 //!    then the LIFO slot of any worker stuck in a long poll (`lifo.rs`).
 //!
-//! A busy worker also polls the reactor (without blocking) every 61 tasks, so I/O is noticed
-//! even when no worker is idle. Every task poll is stamped on the coarse clock (`clock.rs`):
+//! A busy worker also polls the reactor (without blocking) every 61 tasks, and between two
+//! tasks once half a watch period has passed since it last did, so I/O and timers are served
+//! even when no worker is idle. Every task poll is stamped on the coarse clock (`time/coarse.rs`):
 //! other workers and the watchdog read the stamp to tell a worker stuck in a long poll, and
 //! a poll past `Builder::long_poll_threshold` is counted in `WorkerMetrics::long_polls`.
 
-use std::cell::Cell;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Acquire;
 use std::sync::{mpsc, Arc};
 
 use async_task::Runnable;
-use crossbeam_deque::{Steal, Worker};
+use crossbeam_deque::Steal;
 
-use crate::clock;
-use crate::context;
-use crate::idle::Parked;
-use crate::metrics::{add, bump, WorkerCounters};
-use crate::queues::WorkerSlot;
-use crate::shared::Shared;
+use super::current;
+use super::metrics::{add, bump, WorkerCounters};
+use super::queues::{drop_queued, LocalQueue, WorkerSlot};
+use super::shared::Shared;
+use super::worker_state::WorkerState;
+use crate::idle::{Parked, SpinWindow};
+use crate::task::{coop, list, panics};
+use crate::time::coarse;
 
 /// Callbacks run on each worker thread as it starts and stops.
 pub(crate) type ThreadHook = Arc<dyn Fn() + Send + Sync>;
@@ -37,52 +39,6 @@ pub(crate) type ThreadHook = Arc<dyn Fn() + Send + Sync>;
 pub(crate) const GLOBAL_INTERVAL: u32 = 61;
 /// How many times in a row the LIFO slot may be preferred over the queue.
 const MAX_LIFO_STREAK: u32 = 3;
-
-/// A worker's own state, reachable from its thread through `context::with_worker`.
-pub(crate) struct Local {
-    shared: *const Shared,
-    pub(crate) index: usize,
-    pub(crate) queue: Worker<Runnable>,
-    /// The runtime's live-task list, for tasks that start waiting on this worker.
-    pub(crate) tasks: Arc<crate::tasks::TaskList>,
-    lifo_streak: Cell<u32>,
-    tick: Cell<u32>,
-    /// When this worker last polled the reactor (coarse clock), to poll it again between
-    /// tasks once half a watch period has passed (`WorkerRef::reactor_unattended`).
-    last_driver_poll: Cell<u64>,
-}
-
-impl Local {
-    /// The state of worker `index` of `shared`'s runtime, which owns `queue`.
-    pub(crate) fn new(shared: &Arc<Shared>, index: usize, queue: Worker<Runnable>) -> Local {
-        Local {
-            shared: Arc::as_ptr(shared),
-            index,
-            queue,
-            tasks: shared.tasks.clone(),
-            lifo_streak: Cell::new(0),
-            tick: Cell::new(0),
-            last_driver_poll: Cell::new(clock::coarse_now()),
-        }
-    }
-
-    /// The worker's queue back, for the next thread that takes the worker's place (a
-    /// current-thread runtime's `block_on` callers take turns).
-    pub(crate) fn into_queue(self) -> Worker<Runnable> {
-        self.queue
-    }
-
-    pub(crate) fn belongs_to(&self, shared: &Shared) -> bool {
-        std::ptr::eq(self.shared, shared)
-    }
-}
-
-/// Drops the tasks in a worker's LIFO slot and queue (see `WorkerRef::drop_queued`).
-pub(crate) fn drop_queued(slot: &WorkerSlot, queue: &Worker<Runnable>) {
-    while let Some(r) = slot.lifo.take().or_else(|| queue.pop()) {
-        drop(r);
-    }
-}
 
 /// What an idle worker found to do.
 pub(crate) enum Work {
@@ -99,17 +55,17 @@ pub(crate) type Started = Result<(), String>;
 pub(crate) fn run(
     shared: Arc<Shared>,
     index: usize,
-    queue: Worker<Runnable>,
+    queue: LocalQueue,
     on_start: Option<ThreadHook>,
     on_stop: Option<ThreadHook>,
     started: mpsc::Sender<Started>,
 ) {
     if let Some(f) = &on_start {
-        if let Err(payload) = crate::panics::catch(|| f()) {
-            let msg = crate::panics::message(&payload)
+        if let Err(payload) = panics::catch(|| f()) {
+            let msg = panics::message(&payload)
                 .unwrap_or("(no message)")
                 .to_string();
-            crate::panics::forget_payload(payload);
+            panics::forget_payload(payload);
             let _ = started.send(Err(msg));
             return;
         }
@@ -117,27 +73,28 @@ pub(crate) fn run(
     // The builder may have given up already (another worker failed); that is fine.
     let _ = started.send(Ok(()));
     drop(started);
-    let local = Local::new(&shared, index, queue);
+    let state = WorkerState::new(&shared, index, queue);
     {
-        let _enter = context::enter(shared.clone(), true);
-        let _worker = context::set_worker(&local);
-        let w = WorkerRef::new(&shared, &local, None);
+        let _enter = current::enter(shared.clone(), true);
+        let _worker = current::set_worker(&state);
+        let _tasks = list::publish(shared.tasks.clone());
+        let w = Worker::new(&shared, &state, None);
         w.run_loop();
         w.drop_queued();
     }
     if let Some(f) = &on_stop {
         // The worker is done either way; the panic hook has reported the panic.
-        if let Err(payload) = crate::panics::catch(|| f()) {
-            crate::panics::forget_payload(payload);
+        if let Err(payload) = panics::catch(|| f()) {
+            panics::forget_payload(payload);
         }
     }
 }
 
 /// A worker at work: the task machinery, shared by worker threads and by the thread that
 /// drives a current-thread runtime from `block_on` (`current_thread.rs`).
-pub(crate) struct WorkerRef<'a> {
+pub(crate) struct Worker<'a> {
     shared: &'a Shared,
-    local: &'a Local,
+    state: &'a WorkerState,
     /// This worker's slot in `shared.slots`.
     slot: &'a WorkerSlot,
     /// This worker's counters in `shared.counters`.
@@ -147,17 +104,17 @@ pub(crate) struct WorkerRef<'a> {
     main: Option<&'a AtomicBool>,
 }
 
-impl<'a> WorkerRef<'a> {
+impl<'a> Worker<'a> {
     pub(crate) fn new(
         shared: &'a Shared,
-        local: &'a Local,
+        state: &'a WorkerState,
         main: Option<&'a AtomicBool>,
-    ) -> WorkerRef<'a> {
-        WorkerRef {
+    ) -> Worker<'a> {
+        Worker {
             shared,
-            local,
-            slot: shared.slots.get(local.index),
-            counters: shared.counters.worker(local.index),
+            state,
+            slot: shared.slots.get(state.index),
+            counters: shared.counters.worker(state.index),
             main,
         }
     }
@@ -186,7 +143,7 @@ impl<'a> WorkerRef<'a> {
     /// whose destructor may wake other tasks; once shut down, `schedule` puts those in the
     /// injector, which the shutting-down thread drains.
     pub(crate) fn drop_queued(&self) {
-        drop_queued(self.slot, &self.local.queue);
+        drop_queued(self.slot, &self.state.queue);
     }
 
     /// Runs `task`, unless the runtime has begun to shut down: then the task is dropped (here,
@@ -199,14 +156,14 @@ impl<'a> WorkerRef<'a> {
             return false;
         }
         bump(&self.counters.polls);
-        let tick = self.local.tick.get().wrapping_add(1);
-        self.local.tick.set(tick);
-        crate::coop::reset();
+        let tick = self.state.tick.get().wrapping_add(1);
+        self.state.tick.set(tick);
+        coop::reset();
         let now = self.end_poll(true);
         // A panic inside the task's poll or its future's destructor is caught by `Guarded`.
         task.run();
         if tick % GLOBAL_INTERVAL == 0 || self.reactor_unattended(now) {
-            self.local.last_driver_poll.set(now);
+            self.state.last_driver_poll.set(now);
             self.poll_driver();
         }
         true
@@ -220,15 +177,15 @@ impl<'a> WorkerRef<'a> {
     /// period instead, at one zero-timeout `epoll_wait` per half period per busy worker. The
     /// stamp is the worker's own, so the check is a compare on a local `Cell`.
     fn reactor_unattended(&self, now: u64) -> bool {
-        now.saturating_sub(self.local.last_driver_poll.get()) >= self.shared.slots.attend_every()
+        now.saturating_sub(self.state.last_driver_poll.get()) >= self.shared.slots.attend_every()
     }
 
     /// The previous task poll, if one is stamped, is over: count it if it ran long. Then
     /// stamp the one that starts now (`starting`), or mark the worker idle. One coarse clock
     /// read per task, whose reading it returns.
     pub(crate) fn end_poll(&self, starting: bool) -> u64 {
-        let now = clock::coarse_now();
-        if self.shared.slots.end_poll(self.local.index, now, starting) {
+        let now = coarse::now();
+        if self.shared.slots.end_poll(self.state.index, now, starting) {
             bump(&self.counters.long_polls);
         }
         now
@@ -236,23 +193,23 @@ impl<'a> WorkerRef<'a> {
 
     /// The next task from this worker's own sources or anybody else's; see the module docs.
     pub(crate) fn next_task(&self) -> Option<Runnable> {
-        let local = self.local;
-        if local.tick.get() % GLOBAL_INTERVAL == GLOBAL_INTERVAL - 1 {
+        let state = self.state;
+        if state.tick.get() % GLOBAL_INTERVAL == GLOBAL_INTERVAL - 1 {
             if let Some(t) = self.steal_injector() {
                 return Some(t);
             }
         }
         if let Some(t) = self.slot.lifo.take() {
-            let streak = local.lifo_streak.get() + 1;
+            let streak = state.lifo_streak.get() + 1;
             if streak <= MAX_LIFO_STREAK {
-                local.lifo_streak.set(streak);
+                state.lifo_streak.set(streak);
                 return Some(t);
             }
             // Too many in a row: the LIFO task goes behind the queue like any other.
-            local.queue.push(t);
+            state.queue.push(t);
         }
-        local.lifo_streak.set(0);
-        local
+        state.lifo_streak.set(0);
+        state
             .queue
             .pop()
             .or_else(|| self.steal_injector())
@@ -272,7 +229,7 @@ impl<'a> WorkerRef<'a> {
     }
 
     fn steal_injector(&self) -> Option<Runnable> {
-        self.shared.queues.steal_injector_into(&self.local.queue)
+        self.shared.queues.steal_injector_into(&self.state.queue)
     }
 
     fn steal_others(&self) -> Option<Runnable> {
@@ -285,8 +242,8 @@ impl<'a> WorkerRef<'a> {
         loop {
             let mut retry = false;
             for k in 1..n {
-                let victim = (self.local.index + k) % n;
-                match queues.steal_into(victim, &self.local.queue) {
+                let victim = (self.state.index + k) % n;
+                match queues.steal_into(victim, &self.state.queue) {
                     Steal::Success(t) => {
                         bump(&self.counters.steals);
                         return Some(t);
@@ -307,13 +264,13 @@ impl<'a> WorkerRef<'a> {
     fn others_stuck(&self) -> bool {
         self.shared
             .slots
-            .others_stuck(self.local.index, clock::coarse_now())
+            .others_stuck(self.state.index, coarse::now())
     }
 
     /// The task in the LIFO slot of a worker that has been in one poll for too long (see
     /// `lifo.rs`): it would otherwise wait for that poll to end while this worker idles.
     fn steal_stuck_lifo(&self) -> Option<Runnable> {
-        let task = self.shared.slots.take_stuck_lifo(self.local.index)?;
+        let task = self.shared.slots.take_stuck_lifo(self.state.index)?;
         bump(&self.counters.steals);
         Some(task)
     }
@@ -321,7 +278,7 @@ impl<'a> WorkerRef<'a> {
     /// Whether work is queued behind the task a spinner just took: then another worker should
     /// come and help (the chain wake).
     fn more_work_queued(&self) -> bool {
-        !self.local.queue.is_empty() || !self.shared.queues.injector_is_empty()
+        !self.state.queue.is_empty() || !self.shared.queues.injector_is_empty()
     }
 
     /// Polls the reactor without blocking, unless another worker is already doing so. Returns
@@ -348,7 +305,7 @@ impl<'a> WorkerRef<'a> {
         // Busy: another worker is awake or work is queued; the policy runs no park probe
         // then (it would measure the others, or queueing: idle/spin.rs, "When to probe").
         let busy = shared.idle.others_awake() || !shared.queues.injector_is_empty();
-        let decision = policy.begin(began, self.local.index, busy);
+        let decision = policy.begin(began, self.state.index, busy);
         if decision.parks_by_choice() {
             bump(&counters.parked_by_choice);
         }
@@ -358,7 +315,7 @@ impl<'a> WorkerRef<'a> {
         // reactor while it spun, or was woken by it (or to look at it).
         let found = |work: Work| {
             policy.end(decision, spun, policy.now().saturating_sub(began));
-            self.local.last_driver_poll.set(clock::coarse_now());
+            self.state.last_driver_poll.set(coarse::now());
             Some(work)
         };
         loop {
@@ -366,7 +323,7 @@ impl<'a> WorkerRef<'a> {
                 // After a wake-up, too, the worker spins this period's window (a period the
                 // policy chose to park in scans once).
                 let mut window = policy.start(decision);
-                let charge = |window: &crate::idle::SpinWindow| {
+                let charge = |window: &SpinWindow| {
                     let ns = window.elapsed().as_nanos() as u64;
                     policy.spun(policy.now(), ns);
                     add(&counters.spin_nanos, ns);
@@ -379,7 +336,7 @@ impl<'a> WorkerRef<'a> {
                             || self.more_work_queued(),
                             || shared.unpark_driver(),
                         );
-                        shared.count_wake(woke, Some(self.local.index));
+                        shared.count_wake(woke, Some(self.state.index));
                         bump(&counters.spins_found_work);
                         return found(work);
                     }

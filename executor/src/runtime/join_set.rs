@@ -44,10 +44,8 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{ready, Context, Poll, Wake, Waker};
 
-use crate::abort::AbortHandle;
-use crate::handle::Handle;
-use crate::join::{JoinError, JoinHandle};
-use crate::panics;
+use super::handle::Handle;
+use crate::task::{coop, panics, AbortHandle, JoinError, JoinHandle};
 
 /// A collection of tasks spawned on a spinpark runtime, whose results are taken in the order
 /// the tasks finish. The same API as `tokio::task::JoinSet`: `spawn` returns an
@@ -275,7 +273,7 @@ impl<T> JoinSet<T> {
         if self.len == 0 {
             return Poll::Ready(None);
         }
-        ready!(crate::coop::poll_proceed(cx));
+        ready!(coop::poll_proceed(cx));
         loop {
             let Some(key) = self.pop_ready(Some(cx.waker())) else {
                 return Poll::Pending;
