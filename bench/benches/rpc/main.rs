@@ -33,39 +33,26 @@
 
 use examples_common::{echo_proto, kv};
 
-#[path = "rpc/clock.rs"]
+use spinpark_bench::workspace_root;
+
 mod clock;
 #[cfg(feature = "tokio-compat")]
-#[path = "rpc/compat.rs"]
 mod compat;
-#[path = "rpc/deadline.rs"]
 mod deadline;
-#[path = "rpc/http.rs"]
 mod http;
-#[path = "rpc/kvbench.rs"]
 mod kvbench;
-#[path = "rpc/load.rs"]
 mod load;
-#[path = "rpc/mode.rs"]
 mod mode;
-#[path = "rpc/pin.rs"]
 mod pin;
-#[path = "rpc/poisson.rs"]
 mod poisson;
-#[path = "rpc/report.rs"]
 mod report;
-#[path = "rpc/runner.rs"]
 mod runner;
-#[path = "rpc/sample.rs"]
 mod sample;
-#[path = "rpc/server.rs"]
 mod server;
-#[path = "rpc/stats.rs"]
 mod stats;
-#[path = "rpc/sweep.rs"]
 mod sweep;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use mode::Mode;
@@ -457,21 +444,21 @@ fn run(opts: &Options) {
 fn out_dir() -> PathBuf {
     let dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
+        .unwrap_or_else(|| workspace_root().join("target"))
         .join("spinpark-bench");
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
 fn docs_dir() -> PathBuf {
-    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+    let docs = workspace_root().join("docs");
     std::fs::create_dir_all(&docs).unwrap();
     docs
 }
 
 /// Replaces the README's benchmark tables (between its `bench:start` and `bench:end` markers).
 fn refresh_readme(tables: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let path = workspace_root().join("README.md");
     let Ok(readme) = std::fs::read_to_string(&path) else {
         return;
     };

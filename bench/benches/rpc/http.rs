@@ -165,7 +165,7 @@ fn build_example() -> PathBuf {
             "--example",
             "http_server",
         ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(spinpark_bench::workspace_root())
         .status()
         .expect("run cargo build");
     assert!(status.success(), "building examples/http_server failed");
