@@ -68,8 +68,7 @@ pub(crate) fn kind_fd(signum: libc::c_int) -> io::Result<RawFd> {
     if fd >= 0 {
         return Ok(fd);
     }
-    let eventfd = sys::EventFd::new()
-        .map_err(|e| io::Error::new(e.kind(), format!("eventfd for signal {signum}: {e}")))?;
+    let eventfd = sys::EventFd::new()?;
     sys::install_handler(signum, on_signal)?;
     // Published after the handler is installed, so a caller that finds it can rely on the
     // handler (a delivery in between is counted; no listener existed to wake).
