@@ -84,7 +84,8 @@ pub(crate) async fn resolve(addr: impl ToSocketAddrs) -> io::Result<Vec<SocketAd
 /// like `tokio::net::lookup_host`.
 ///
 /// # Errors
-/// The resolver's error, naming the host; an error outside a spinpark runtime.
+/// The resolver's error, naming the host (an OS error is returned as it is, so that
+/// `raw_os_error()` answers); an error outside a spinpark runtime.
 ///
 /// ```
 /// # spinpark::Runtime::new().unwrap().block_on(async {
