@@ -15,6 +15,7 @@ pub mod echo_proto;
 pub mod kv;
 pub mod log_limit;
 pub mod resp;
+pub mod size;
 
 #[cfg(feature = "hyper")]
 pub mod conn_timeouts;
