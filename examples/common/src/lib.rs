@@ -18,6 +18,8 @@ pub mod resp;
 pub mod size;
 
 #[cfg(feature = "hyper")]
+pub mod body_deadline;
+#[cfg(feature = "hyper")]
 pub mod conn_timeouts;
 #[cfg(feature = "hyper")]
 pub mod grpc;
