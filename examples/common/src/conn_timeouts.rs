@@ -134,7 +134,7 @@ impl Timeouts {
     /// # }
     /// ```
     pub fn timed<I, T: Timer>(&self, io: I, timer: T, accepted: Instant) -> TimedIo<I, T> {
-        TimedIo::new(io, timer, accepted + self.handshake, self.idle)
+        TimedIo::new(io, timer, after(accepted, self.handshake), self.idle)
     }
 
     /// Wraps the hyper service `svc` so that each request's body has these body deadlines
@@ -238,7 +238,8 @@ impl<I, T: Timer> TimedIo<I, T> {
             let n = bytes.len().min(rest.len());
             if bytes[..n] != rest[..n] || matched + n == H2_PREFACE.len() {
                 self.stage = Stage::Open;
-                self.timer.reset(&mut self.sleep, self.last + self.idle);
+                self.timer
+                    .reset(&mut self.sleep, after(self.last, self.idle));
             } else {
                 self.stage = Stage::Handshake {
                     matched: matched + n,
@@ -262,7 +263,7 @@ impl<I, T: Timer> TimedIo<I, T> {
                     ))
                 }
                 Stage::Open => {
-                    let due = self.last + self.idle;
+                    let due = after(self.last, self.idle);
                     if due <= Instant::now() {
                         return Poll::Ready(io::Error::new(
                             io::ErrorKind::TimedOut,
@@ -372,5 +373,26 @@ impl<I: Write + Unpin, T: Timer + Unpin> Write for TimedIo<I, T> {
             Poll::Pending => this.poll_deadline(cx).map(Err),
             r => r,
         }
+    }
+}
+
+/// `t + d`, or a century after `t` where that overflows `Instant` (`--idle-timeout` of any
+/// size means "practically never", not a panic).
+fn after(t: Instant, d: Duration) -> Instant {
+    t.checked_add(d)
+        .unwrap_or_else(|| t + Duration::from_secs(100 * 365 * 24 * 3600))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadlines_from_huge_timeouts_do_not_overflow() {
+        let now = Instant::now();
+        for d in [Duration::MAX, Duration::from_secs(u64::MAX / 2)] {
+            assert!(after(now, d) > now + Duration::from_secs(365 * 24 * 3600));
+        }
+        assert_eq!(after(now, Duration::from_secs(5)), now + Duration::from_secs(5));
     }
 }

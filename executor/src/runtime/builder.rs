@@ -599,10 +599,7 @@ impl Builder {
                     within(context.as_ref(), || {
                         scheduler::run_worker(shared, index, queue, on_start, on_stop, started)
                     })
-                })
-                .map_err(|e| {
-                    io::Error::new(e.kind(), format!("spinpark: starting worker {index}: {e}"))
-                })?;
+                })?; // the OS error as is (EAGAIN when out of threads), as std's
             rt.threads.push(t);
         }
         drop(started_tx);

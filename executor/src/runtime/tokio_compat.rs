@@ -58,13 +58,7 @@ impl TokioCompat {
             .thread_name("spinpark-tokio-compat")
             .enable_io()
             .enable_time()
-            .build()
-            .map_err(|e| {
-                io::Error::new(
-                    e.kind(),
-                    format!("spinpark: starting the tokio-compat runtime: {e}"),
-                )
-            })?;
+            .build()?; // tokio's error (an OS error, as is)
         Ok(TokioCompat {
             handle: runtime.handle().clone(),
             runtime: Mutex::new(Some(runtime)),

@@ -42,7 +42,6 @@ pub(crate) fn start(shared: Arc<Shared>, name: String) -> io::Result<thread::Joi
     thread::Builder::new()
         .name(name)
         .spawn(move || run(&shared))
-        .map_err(|e| io::Error::new(e.kind(), format!("spinpark: starting the watchdog: {e}")))
 }
 
 fn run(shared: &Shared) {
