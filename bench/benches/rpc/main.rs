@@ -4,7 +4,7 @@
 //! ```text
 //! cargo bench --bench rpc                      # sync, async, gap; both layouts (about 4 minutes)
 //! cargo bench --bench rpc -- --quick           # remote layout only, short runs (about 30 s)
-//! cargo bench --bench rpc -- --docs            # also refresh docs/bench.md, docs/bench.svg, README
+//! cargo bench --bench rpc -- --docs            # also refresh docs/bench.md, docs/bench.svg, README's headline
 //! cargo bench --bench rpc -- --layout remote --only "sync T=1,gap 50us" --rounds 5 --spin 100us
 //! cargo bench --bench rpc -- --only "gap 300us" --spin adaptive   # the default policy, named
 //! cargo bench --bench rpc -- --only poisson    # open-loop arrivals
@@ -82,7 +82,7 @@ struct Cli {
     /// Short runs, remote layout only (about 30 s)
     #[arg(long)]
     quick: bool,
-    /// Also refresh docs/bench.md, docs/bench.svg and the README's tables (a run without
+    /// Also refresh docs/bench.md's tables, docs/bench.svg and the README's headline (a run without
     /// --only)
     #[arg(long)]
     docs: bool,
@@ -430,10 +430,10 @@ fn run(opts: &Options) {
     if opts.docs && report.has_tables() {
         if opts.only.is_empty() {
             let docs = docs_dir();
-            std::fs::write(docs.join("bench.md"), &md).unwrap();
+            refresh_between_markers(&docs.join("bench.md"), &md);
             std::fs::write(docs.join("bench.svg"), report.svg()).unwrap();
-            refresh_readme(&md);
-            println!("refreshed docs/bench.md, docs/bench.svg and the README's tables");
+            refresh_between_markers(&workspace_root().join("README.md"), &report.headline());
+            println!("refreshed docs/bench.md's tables, docs/bench.svg and the README's headline");
         } else {
             println!("--docs refreshes docs/bench.* only from a run without --only; left as is");
         }
@@ -456,22 +456,27 @@ fn docs_dir() -> PathBuf {
     docs
 }
 
-/// Replaces the README's benchmark tables (between its `bench:start` and `bench:end` markers).
-fn refresh_readme(tables: &str) {
-    let path = workspace_root().join("README.md");
-    let Ok(readme) = std::fs::read_to_string(&path) else {
+/// Replaces what lies between the `<!-- bench:start ... -->` and `<!-- bench:end -->` markers
+/// of `path` (the README's headline, `docs/bench.md`'s tables) with `tables`, keeping the
+/// prose around them; a file without the markers is left as is, with a message.
+fn refresh_between_markers(path: &std::path::Path, tables: &str) {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        eprintln!("{}: cannot read it; left as is", path.display());
         return;
     };
     let (Some(a), Some(b)) = (
-        readme.find("<!-- bench:start"),
-        readme.find("<!-- bench:end -->"),
+        text.find("<!-- bench:start"),
+        text.find("<!-- bench:end -->"),
     ) else {
-        eprintln!("README.md has no bench:start/bench:end markers; left as is");
+        eprintln!(
+            "{} has no bench:start/bench:end markers; left as is",
+            path.display()
+        );
         return;
     };
-    let Some(a_end) = readme[a..].find("-->").map(|i| a + i + 3) else {
+    let Some(a_end) = text[a..].find("-->").map(|i| a + i + 3) else {
         return;
     };
-    let updated = format!("{}\n{tables}{}", &readme[..a_end], &readme[b..]);
-    std::fs::write(&path, updated).unwrap();
+    let updated = format!("{}\n{tables}{}", &text[..a_end], &text[b..]);
+    std::fs::write(path, updated).unwrap();
 }

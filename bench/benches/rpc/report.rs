@@ -138,6 +138,48 @@ impl Report {
         o
     }
 
+    /// The headline: the first table's modes (the remote layout with 2 workers in a full
+    /// run), one line each with requests/s, p50 and context switches per request of both
+    /// runtimes and the spinpark/tokio ratios (median (min-max) of the per-round ratios).
+    /// The README shows this; `docs/bench.md` has every table.
+    pub fn headline(&self) -> String {
+        let mut o = String::new();
+        let Some(t) = self.tables.first() else {
+            return o;
+        };
+        let [a, b] = &t.labels;
+        writeln!(
+            o,
+            "Machine: {}. {}. **{}** ({}; {} round{}; median (min-max) over rounds):\n",
+            self.machine,
+            self.settings,
+            t.title,
+            t.layout,
+            t.rounds,
+            if t.rounds == 1 { "" } else { "s" }
+        )
+        .unwrap();
+        writeln!(o, "| mode | {a} Reqs/sec | {b} Reqs/sec | ratio | {a} p50 (us) | {b} p50 (us) | ratio | Ctx Sw. per req ({a} / {b}) |").unwrap();
+        writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---:|").unwrap();
+        for r in &t.rows {
+            writeln!(
+                o,
+                "| {} | {:.0} | {:.0} | {} | {:.1} | {:.1} | **{}** | {:.3} / {:.3} |",
+                r.mode.name(),
+                r.median(0, |s| s.reqs_per_sec),
+                r.median(1, |s| s.reqs_per_sec),
+                r.ratio_cell(|s| s.reqs_per_sec),
+                r.median(0, |s| s.p50),
+                r.median(1, |s| s.p50),
+                r.ratio_cell(|s| s.p50),
+                r.median(0, |s| s.cs),
+                r.median(1, |s| s.cs),
+            )
+            .unwrap();
+        }
+        o
+    }
+
     /// Every figure's median, min and max per table, mode and runtime, as JSON (3
     /// decimals; a figure that is not finite is `null`).
     pub fn json(&self) -> String {
