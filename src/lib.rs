@@ -50,7 +50,7 @@
 //!   sqlx, reqwest, ...) work inside tasks; `#[spinpark::main(tokio_compat)]` turns it on.
 //!   Sockets and timers those crates create are driven by tokio's thread, not by spinpark's
 //!   spinning workers. See "Using tokio-bound crates" in `docs/tokio.md`.
-//! * `hyper` (off by default): [`hyper`](crate::hyper) serves hyper 1.x (and so axum and tonic)
+//! * `hyper` (off by default): [`hyper`] serves hyper 1.x (and so axum and tonic)
 //!   on spinpark.
 //! * `tokio-io` (off by default): tokio's `AsyncRead`/`AsyncWrite` on the TCP and Unix streams.
 //! * `test-util` (off by default; for `[dev-dependencies]`): paused time, as tokio's
