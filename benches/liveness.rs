@@ -6,7 +6,8 @@
 //! ```
 //!
 //! For 2, 4 and 8 workers, and a task that holds its worker with a CPU loop or a blocking
-//! `std::thread::sleep` (spawned, or a connection handler that blocks), it measures while the
+//! `std::thread::sleep` (spawned, in a connection handler, or spawned inside
+//! `block_in_place`; with 1 worker too for the last), it measures while the
 //! task holds: how long a 100 ms `sleep` in another task takes, and an echo round trip on
 //! another connection. Then a UDP socket connected to a closed port: after `recv` returned
 //! the `ECONNREFUSED`, a second `recv` under a 1 s timeout: how long it took, the process CPU
@@ -34,6 +35,8 @@ enum Hold {
 enum Where {
     Spawned,
     Handler,
+    /// Spawned, holding inside `block_in_place` (which hands the worker to another thread).
+    BlockInPlace,
 }
 
 fn hold_until(done: &AtomicBool, how: Hold) {
@@ -101,6 +104,13 @@ mod sp {
                 Where::Spawned => {
                     let d = done.clone();
                     spinpark::spawn(async move { hold_until(&d, how) });
+                    None
+                }
+                Where::BlockInPlace => {
+                    let d = done.clone();
+                    spinpark::spawn(async move {
+                        spinpark::task::block_in_place(|| hold_until(&d, how))
+                    });
                     None
                 }
                 Where::Handler => {
@@ -203,6 +213,13 @@ mod tk {
                     tokio::spawn(async move { hold_until(&d, how) });
                     None
                 }
+                Where::BlockInPlace => {
+                    let d = done.clone();
+                    tokio::spawn(
+                        async move { tokio::task::block_in_place(|| hold_until(&d, how)) },
+                    );
+                    None
+                }
                 Where::Handler => {
                     let mut c = TcpStream::connect(addr).await.unwrap();
                     c.write_all(b"hold").await.unwrap();
@@ -299,32 +316,37 @@ fn main() {
     println!("Median of {RUNS} runs (max), in ms; spinpark and tokio alternate.\n");
     println!("| workers | hold | where | spinpark sleep 100 ms | tokio sleep 100 ms | spinpark echo | tokio echo |");
     println!("|---|---|---|---|---|---|---|");
+    let mut cases = Vec::new();
     for workers in [2, 4, 8] {
         for how in [Hold::Cpu, Hold::Sleep] {
-            for at in [Where::Spawned, Where::Handler] {
-                let (mut s_sleep, mut s_echo, mut t_sleep, mut t_echo) =
-                    (vec![], vec![], vec![], vec![]);
-                for _ in 0..RUNS {
-                    let (a, b) = sp::long_poll(workers, how, at);
-                    s_sleep.push(a);
-                    s_echo.push(b);
-                    let (a, b) = tk::long_poll(workers, how, at);
-                    t_sleep.push(a);
-                    t_echo.push(b);
-                }
-                let f = |v: Vec<Duration>| {
-                    let (m, x) = median_max(v);
-                    format!("{} ({})", ms(m), ms(x))
-                };
-                println!(
-                    "| {workers} | {how:?} | {at:?} | {} | {} | {} | {} |",
-                    f(s_sleep),
-                    f(t_sleep),
-                    f(s_echo),
-                    f(t_echo)
-                );
+            for at in [Where::Spawned, Where::Handler, Where::BlockInPlace] {
+                cases.push((workers, how, at));
             }
         }
+    }
+    // One worker: only block_in_place leaves anybody to serve the others.
+    cases.push((1, Hold::Sleep, Where::BlockInPlace));
+    for (workers, how, at) in cases {
+        let (mut s_sleep, mut s_echo, mut t_sleep, mut t_echo) = (vec![], vec![], vec![], vec![]);
+        for _ in 0..RUNS {
+            let (a, b) = sp::long_poll(workers, how, at);
+            s_sleep.push(a);
+            s_echo.push(b);
+            let (a, b) = tk::long_poll(workers, how, at);
+            t_sleep.push(a);
+            t_echo.push(b);
+        }
+        let f = |v: Vec<Duration>| {
+            let (m, x) = median_max(v);
+            format!("{} ({})", ms(m), ms(x))
+        };
+        println!(
+            "| {workers} | {how:?} | {at:?} | {} | {} | {} | {} |",
+            f(s_sleep),
+            f(t_sleep),
+            f(s_echo),
+            f(t_echo)
+        );
     }
     println!("\nUDP connected to a closed port: the recv after ECONNREFUSED, under timeout(1 s).");
     println!(

@@ -131,7 +131,8 @@ pub mod task {
         pub use spinpark_executor::task::TaskLocalFuture;
     }
     pub use spinpark_executor::{
-        spawn, spawn_blocking, yield_now, AbortHandle, JoinError, JoinHandle, JoinSet, YieldNow,
+        block_in_place, spawn, spawn_blocking, yield_now, AbortHandle, JoinError, JoinHandle,
+        JoinSet, YieldNow,
     };
 }
 

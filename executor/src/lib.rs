@@ -82,8 +82,8 @@ pub use idle::loom_model;
 pub use driver::Driver;
 #[cfg(not(loom))]
 pub use runtime::{
-    spawn, spawn_blocking, worker_index, Builder, EnterGuard, Handle, JoinSet, Runtime,
-    RuntimeFlavor, TryCurrentError, DEFAULT_SPIN,
+    block_in_place, spawn, spawn_blocking, worker_index, Builder, EnterGuard, Handle, JoinSet,
+    Runtime, RuntimeFlavor, TryCurrentError, DEFAULT_SPIN,
 };
 #[cfg(not(loom))]
 pub use scheduler::{RuntimeMetrics, WorkerMetrics};

@@ -734,3 +734,106 @@ fn driver_installed_while_the_last_worker_parks_timer_fires() {
 fn driver_installed_without_the_second_look_loses_the_timer() {
     driver_installed_while_the_last_worker_parks(false);
 }
+
+/// `block_in_place`'s handoff: the worker loop of one place, as `run_place` runs it, on
+/// whichever thread holds the place. Running the last item sets `done` and shuts down.
+fn place_loop(m: &Model, q: &Queue, done: &(Mutex<bool>, Condvar)) {
+    let mut spinning = false;
+    loop {
+        if q.take() {
+            if spinning {
+                m.stop_spinning(true, || q.items.load(SeqCst) > 0, || {});
+                spinning = false;
+            }
+            if q.consumed.fetch_add(1, SeqCst) + 1 == q.total {
+                *done.0.lock().unwrap() = true;
+                done.1.notify_all();
+                m.shutdown(|| {});
+            }
+            continue;
+        }
+        if spinning {
+            m.stop_spinning(false, || false, || {});
+            spinning = false;
+        } else if m.try_start_spinning() {
+            spinning = true;
+            continue;
+        }
+        match m.park(|| q.items.load(SeqCst) > 0, None) {
+            Outcome::Work => {}
+            Outcome::Woken => spinning = true,
+            Outcome::Shutdown => return,
+            Outcome::DriverAppeared => unreachable!("no reactor here"),
+        }
+    }
+}
+
+/// The runtime's only worker runs a task that spawns a second one and then blocks in place
+/// until that one has run (`rx.recv()` inside `block_in_place`). The spawn's notify finds the
+/// worker awake and wakes nobody; so the second task runs only if the worker's place went to
+/// another thread, which goes on in the worker loop from where the blocked thread left it,
+/// with the idle word unchanged (the worker stays awake across the move). With `hand_off`
+/// false the blocked worker keeps its place, as before `block_in_place` existed: deadlock.
+fn run_block_in_place(hand_off: bool) {
+    loom::model(move || {
+        // `std`'s Arcs, not loom's (see `run_reactor`: the deadlock twin must unwind).
+        let m = std::sync::Arc::new(Model::new(1, 1));
+        let q = std::sync::Arc::new(Queue {
+            items: AtomicUsize::new(0),
+            consumed: AtomicUsize::new(0),
+            total: 2,
+        });
+        let done = std::sync::Arc::new((Mutex::new(false), Condvar::new()));
+        let place = std::sync::Arc::new(Mutex::new(false));
+        // The first task, queued before the worker looks.
+        q.push();
+        let (m1, q1, done1, place1) = (m.clone(), q.clone(), done.clone(), place.clone());
+        let a = thread::spawn(move || {
+            assert!(q1.take());
+            q1.consumed.fetch_add(1, SeqCst);
+            // The task spawns the second one (a push and a notify from the worker).
+            q1.push();
+            m1.notify(|| {});
+            let mut b = None;
+            if hand_off {
+                *place1.lock().unwrap() = true;
+                let (m2, q2, done2, place2) =
+                    (m1.clone(), q1.clone(), done1.clone(), place1.clone());
+                b = Some(thread::spawn(move || {
+                    let took = std::mem::replace(&mut *place2.lock().unwrap(), false);
+                    if took {
+                        place_loop(&m2, &q2, &done2);
+                    }
+                }));
+            }
+            // The blocking closure: wait until the second task has run.
+            let mut ran = done1.0.lock().unwrap();
+            while !*ran {
+                ran = done1.1.wait(ran).unwrap();
+            }
+            drop(ran);
+            // Back: take the place again if nobody took it, and go on as the worker.
+            let kept = !hand_off || std::mem::replace(&mut *place1.lock().unwrap(), false);
+            if kept {
+                place_loop(&m1, &q1, &done1);
+            }
+            if let Some(b) = b {
+                b.join().unwrap();
+            }
+        });
+        a.join().unwrap();
+        assert_eq!(q.consumed.load(SeqCst), 2);
+    });
+}
+
+#[test]
+fn block_in_place_hands_the_place_to_another_thread() {
+    run_block_in_place(true);
+}
+
+/// Without the handoff, the blocked worker's task waits for a task that nobody runs.
+#[test]
+#[should_panic]
+fn block_in_place_without_handoff_deadlocks() {
+    run_block_in_place(false);
+}

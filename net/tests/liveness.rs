@@ -227,3 +227,37 @@ fn a_chain_of_short_blocking_tasks_leaves_timers_served() {
         });
     }
 }
+
+/// A task that blocks in `block_in_place` hands its worker to another thread: with one worker
+/// (and with two, spinning by default), a timer and an echo round trip still complete while it
+/// blocks, instead of waiting for it.
+#[test]
+fn timers_and_sockets_run_while_a_task_blocks_in_place() {
+    for workers in [1, 2] {
+        rt(workers).block_on(async {
+            let done = Arc::new(AtomicBool::new(false));
+            let addr = server(done.clone(), Hold::Cpu).await;
+            let started = Arc::new(AtomicBool::new(false));
+            let holder = {
+                let (done, started) = (done.clone(), started.clone());
+                spawn(async move {
+                    spinpark_executor::block_in_place(|| {
+                        started.store(true, Release);
+                        hold_until(&done, Hold::Sleep)
+                    })
+                })
+            };
+            let give_up = Instant::now() + GIVE_UP;
+            while !started.load(Acquire) && Instant::now() < give_up {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            spawn(sleep(Duration::from_millis(20))).await.unwrap();
+            assert_eq!(round_trip(addr, b"ping").await, b"ping");
+            done.store(true, Release);
+            assert!(
+                holder.await.unwrap(),
+                "{workers} workers: the timer or the echo waited for block_in_place to give up"
+            );
+        });
+    }
+}

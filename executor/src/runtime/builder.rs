@@ -15,11 +15,11 @@ use async_task::Runnable;
 use crossbeam_deque::Worker;
 
 use super::handle::RuntimeFlavor;
-use super::lifecycle::{ExitGuard, Runtime};
+use super::lifecycle::Runtime;
 use crate::idle::{Idle, SpinPolicy, SysAlarm, SysFutex, MAX_WORKERS, WATCH_PERIOD};
 use crate::scheduler::{
-    self, within, BlockingPool, Counters, DriverCell, ForeignContext, Queues, Seat, Shared, Slots,
-    Started, ThreadHook,
+    self, within, BlockingPool, Counters, DriverCell, ForeignContext, Places, Queues, Seat, Shared,
+    Slots, Started, ThreadHook,
 };
 use crate::task::TaskList;
 use crate::time::coarse;
@@ -574,6 +574,7 @@ impl Builder {
                 format!("{}-blocking", self.thread_name),
             ),
             context,
+            places: Places::new(workers),
             seat,
             #[cfg(feature = "test-util")]
             clock: crate::time::Clock::new(plan.current, self.start_paused),
@@ -589,12 +590,10 @@ impl Builder {
         for (index, queue) in queues.into_iter().enumerate() {
             let shared = rt.handle.shared().clone();
             let (on_start, on_stop) = (self.on_start.clone(), self.on_stop.clone());
-            let exits = rt.exits.clone();
             let started = started_tx.clone();
             let t = thread::Builder::new()
                 .name(format!("{}-{index}", self.thread_name))
                 .spawn(move || {
-                    let _exit = ExitGuard(exits);
                     let context = shared.context.clone();
                     within(context.as_ref(), || {
                         scheduler::run_worker(shared, index, queue, on_start, on_stop, started)

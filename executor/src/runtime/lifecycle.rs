@@ -24,7 +24,7 @@
 use std::fmt;
 use std::future::Future;
 use std::io;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -57,51 +57,8 @@ pub struct Runtime {
     pub(crate) threads: Vec<thread::JoinHandle<()>>,
     /// The watchdog thread (`watchdog.rs`), with two workers or more.
     pub(crate) watchdog: Option<thread::JoinHandle<()>>,
-    pub(crate) exits: Arc<Exits>,
     /// Whether `shutdown` ran (then dropping does nothing more).
     shut_down: bool,
-}
-
-/// How many workers have exited, to wait for them with a deadline (std's `JoinHandle` has no
-/// timed join).
-#[derive(Default)]
-pub(crate) struct Exits {
-    count: Mutex<usize>,
-    cond: Condvar,
-}
-
-impl Exits {
-    /// Waits until `n` workers have exited or `deadline` passes; returns whether they did.
-    fn wait(&self, n: usize, deadline: Option<Instant>) -> bool {
-        // Only this module's code runs under the lock, so it cannot be poisoned; recover anyway.
-        let mut count = self.count.lock().unwrap_or_else(|e| e.into_inner());
-        while *count < n {
-            count = match deadline {
-                None => self.cond.wait(count).unwrap_or_else(|e| e.into_inner()),
-                Some(d) => {
-                    let now = Instant::now();
-                    if now >= d {
-                        return false;
-                    }
-                    self.cond
-                        .wait_timeout(count, d - now)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0
-                }
-            };
-        }
-        true
-    }
-}
-
-/// Counts its worker as exited when dropped, even if the worker unwinds.
-pub(crate) struct ExitGuard(pub(crate) Arc<Exits>);
-
-impl Drop for ExitGuard {
-    fn drop(&mut self) {
-        *self.0.count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        self.0.cond.notify_all();
-    }
 }
 
 impl fmt::Debug for Runtime {
@@ -121,7 +78,6 @@ impl Runtime {
             handle: Handle::new(shared),
             threads: Vec::with_capacity(workers),
             watchdog: None,
-            exits: Arc::new(Exits::default()),
             shut_down: false,
         }
     }
@@ -270,13 +226,24 @@ impl Runtime {
         if let Some(w) = self.watchdog.take() {
             let _ = w.join();
         }
-        // Dropped from inside one of its own tasks: that worker exits once the task returns,
-        // so it is neither waited for nor joined.
+        // Dropped from inside one of its own tasks: that worker's loop ends once the task
+        // returns, so it is not waited for. Each worker's place retires once, on whichever
+        // thread holds it at the end (`block_in_place` may have moved it to a pool thread).
+        let own = current::with_worker(|w| w.is_some_and(|w| w.belongs_to(shared.addr())));
+        let all_retired = shared
+            .places
+            .wait_retired(self.threads.len() - own as usize, deadline);
         let me = thread::current().id();
-        let own = self.threads.iter().any(|t| t.thread().id() == me) as usize;
-        let all_exited = self.exits.wait(self.threads.len() - own, deadline);
         for t in self.threads.drain(..) {
-            if t.thread().id() != me && (all_exited || t.is_finished()) {
+            // A thread that handed its place on may still be in the task that did (it retired
+            // nothing): with no deadline it is joined, as a busy worker is; with one, it is
+            // given until the deadline to finish (a retired worker is in its stop hook).
+            if t.thread().id() != me && all_retired && deadline.is_some() {
+                while !t.is_finished() && deadline.is_some_and(|d| Instant::now() < d) {
+                    thread::sleep(Duration::from_micros(100));
+                }
+            }
+            if t.thread().id() != me && ((all_retired && deadline.is_none()) || t.is_finished()) {
                 // Task panics (poll or destructor) and thread-hook panics are caught, so a
                 // worker does not unwind; were one to, its panic was reported when it
                 // happened and there is nothing more to do for it here.

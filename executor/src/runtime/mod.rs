@@ -18,4 +18,4 @@ pub use enter::EnterGuard;
 pub use handle::{Handle, RuntimeFlavor, TryCurrentError};
 pub use join_set::JoinSet;
 pub use lifecycle::Runtime;
-pub use spawn::{spawn, spawn_blocking, worker_index};
+pub use spawn::{block_in_place, spawn, spawn_blocking, worker_index};

@@ -87,3 +87,32 @@ where
         Err(_) => panic!("spinpark::spawn_blocking called outside a spinpark runtime"),
     }
 }
+
+/// Runs `f`, which may block (a blocking call, a long computation), on the current thread
+/// without holding up the runtime: on a worker of a multi-thread runtime, another thread
+/// takes over the worker's tasks first, and the task that called this goes on, on this
+/// thread, once `f` returns. Unlike [`spawn_blocking`] it needs no `'static` closure: `f` may
+/// borrow from the task. Elsewhere (outside a runtime, on a blocking-pool thread, in the
+/// future of a multi-thread runtime's `block_on`) `f` simply runs. Inside `f`,
+/// `Handle::block_on` is allowed.
+///
+/// ```
+/// let rt = spinpark::Builder::new().worker_threads(1).build().unwrap();
+/// let total = rt.block_on(rt.spawn(async {
+///     let data = vec![1u64, 2, 3];
+///     // Borrows `data`; the runtime's other tasks keep running on another thread meanwhile.
+///     spinpark::task::block_in_place(|| data.iter().sum::<u64>())
+/// }));
+/// assert_eq!(total.unwrap(), 6);
+/// ```
+///
+/// # Panics
+/// On a current-thread runtime's worker (the thread in its `block_on`), as tokio's does:
+/// there is no other thread to hand its tasks to; use [`spawn_blocking`] there.
+#[track_caller]
+pub fn block_in_place<F, R>(f: F) -> R
+where
+    F: FnOnce() -> R,
+{
+    crate::scheduler::block_in_place(f)
+}

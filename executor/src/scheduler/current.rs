@@ -25,8 +25,12 @@ thread_local! {
     static DEPTH: Cell<usize> = const { Cell::new(0) };
     /// Set on workers and inside `block_on`: threads that must not block in `block_on`.
     static NO_BLOCK_ON: Cell<bool> = const { Cell::new(false) };
-    /// The current worker's state, or null. Set only by `worker::run` for its whole loop.
+    /// The current worker's state, or null. Set by a worker loop for as long as its thread
+    /// holds the worker's place (`set_worker`, and `lend`/`take_place` around a handoff).
     static WORKER: Cell<*const WorkerState> = const { Cell::new(std::ptr::null()) };
+    /// The worker's place while one of its tasks runs (`lend`), where `block_in_place` can
+    /// take it to hand it to another thread.
+    static PLACE: Cell<Option<Box<WorkerState>>> = const { Cell::new(None) };
 }
 
 /// The runtime the current thread is in, if any.
@@ -99,6 +103,36 @@ pub(crate) fn set_worker(state: &WorkerState) -> WorkerGuard {
     WorkerGuard(())
 }
 
+/// A task of this worker is about to run: its place waits in this thread's slot, where
+/// [`take_place`] may find it, until [`reclaim`].
+pub(crate) fn lend(core: Box<WorkerState>) {
+    WORKER.with(|w| w.set(&*core as *const WorkerState));
+    PLACE.with(|p| {
+        let old = p.replace(Some(core));
+        debug_assert!(old.is_none(), "a worker's place lent twice");
+    });
+}
+
+/// The task's run is over: the worker's place back, or `None` if it was handed to another
+/// thread meanwhile (then this thread is no longer a worker).
+pub(crate) fn reclaim() -> Option<Box<WorkerState>> {
+    PLACE.with(|p| p.take())
+}
+
+/// `block_in_place`: takes the place of the worker whose task runs here (if any) away from
+/// this thread, which stops being that worker.
+pub(crate) fn take_place() -> Option<Box<WorkerState>> {
+    let core = PLACE.try_with(|p| p.take()).ok().flatten()?;
+    WORKER.with(|w| w.set(std::ptr::null()));
+    Some(core)
+}
+
+/// Sets whether `block_on` is forbidden here, returning the previous setting
+/// (`block_in_place` allows it while its closure runs, as tokio does).
+pub(crate) fn set_block_on_forbidden(forbidden: bool) -> bool {
+    NO_BLOCK_ON.with(|b| b.replace(forbidden))
+}
+
 /// Clears the current worker on drop.
 pub(crate) struct WorkerGuard(());
 
@@ -111,10 +145,12 @@ impl Drop for WorkerGuard {
 /// Runs `f` with the current worker's state, if this thread is a worker.
 pub(crate) fn with_worker<R>(f: impl FnOnce(Option<&WorkerState>) -> R) -> R {
     let ptr = WORKER.try_with(|w| w.get()).unwrap_or(std::ptr::null());
-    // SAFETY: a non-null pointer was published by `set_worker` from a `&WorkerState` that
-    // lives on the worker thread's stack for the whole run loop, and the `WorkerGuard` clears
-    // it before that borrow ends. Only this thread reads this thread-local, and `WorkerState`
-    // is only ever accessed through shared references (its mutable parts are `Cell`s).
+    // SAFETY: a non-null pointer was published by `set_worker` or `lend` from a worker's
+    // boxed state, which this thread holds (in its loop, or in `PLACE` while a task runs)
+    // until the pointer is cleared: by `take_place` before the box leaves the thread, and by
+    // the `WorkerGuard` before the loop gives it up. Only this thread reads this thread-local,
+    // and `WorkerState` is only ever accessed through shared references (its mutable parts
+    // are `Cell`s).
     let state = unsafe { ptr.as_ref() };
     f(state)
 }

@@ -48,7 +48,7 @@ use super::current;
 use super::queues::LocalQueue;
 use super::seat::{Seat, Take};
 use super::shared::Shared;
-use super::worker::{Work, Worker, GLOBAL_INTERVAL};
+use super::worker::{run_task, Ran, Work, Worker, GLOBAL_INTERVAL};
 use super::worker_state::WorkerState;
 use crate::task::list;
 use crate::task::panics::{self, Payload};
@@ -238,16 +238,16 @@ fn drive<F: Future>(
     mut future: Pin<&mut F>,
     cx: &mut Context<'_>,
 ) -> (LocalQueue, Result<Option<F::Output>, Payload>) {
-    let state = WorkerState::new(shared, 0, queue);
+    let mut core = WorkerState::new(shared.addr(), 0, queue);
     let out = {
-        let _worker = current::set_worker(&state);
+        let _worker = current::set_worker(&core);
         let _tasks = list::publish(shared.tasks.clone());
-        let w = Worker::new(shared, &state, Some(&signal.woken));
+        let main = Some(&signal.woken);
         let out = 'drive: loop {
             // Acquire: pairs with the Release in `wake_by_ref`.
             if signal.woken.swap(false, Ordering::Acquire) {
                 // The last task's poll ends here, not when the next task starts.
-                w.end_poll(false);
+                Worker::new(shared, &core, main).end_poll(false);
                 // The future gets a task's budget, so a loop on a ready socket in it lets the
                 // tasks run.
                 crate::task::coop::reset();
@@ -266,26 +266,43 @@ fn drive<F: Future>(
                 if shared.idle.is_shutdown() {
                     break 'drive Ok(None);
                 }
-                let Some(task) = w.next_task() else { break };
-                if !w.run_task(task) {
-                    break 'drive Ok(None);
-                }
+                let Some(task) = Worker::new(shared, &core, main).next_task() else {
+                    break;
+                };
+                core = match run_task(shared, core, task) {
+                    Ran::Continue(core) => core,
+                    Ran::Shutdown(c) => {
+                        core = c;
+                        break 'drive Ok(None);
+                    }
+                    Ran::HandedOff => unreachable!(
+                        "block_in_place refuses on a current-thread runtime, whose one worker \
+                         has no thread to hand its place to"
+                    ),
+                };
                 ran += 1;
             }
             if ran > 0 || signal.woken.load(Ordering::Relaxed) {
                 // Back to the future if it was woken; else more tasks, or idle.
                 continue;
             }
-            match w.idle() {
+            let work = Worker::new(shared, &core, main).idle();
+            match work {
                 Some(Work::Task(task)) => {
-                    if !w.run_task(task) {
-                        break 'drive Ok(None);
-                    }
+                    core = match run_task(shared, core, task) {
+                        Ran::Continue(core) => core,
+                        Ran::Shutdown(c) => {
+                            core = c;
+                            break 'drive Ok(None);
+                        }
+                        Ran::HandedOff => unreachable!("see above"),
+                    };
                 }
                 Some(Work::Main) => {}
                 None => break 'drive Ok(None),
             }
         };
+        let w = Worker::new(shared, &core, main);
         w.end_poll(false);
         if matches!(out, Ok(None)) {
             w.drop_queued();
@@ -293,7 +310,7 @@ fn drive<F: Future>(
         out
     };
     crate::task::coop::clear();
-    (state.into_queue(), out)
+    (core.into_queue(), out)
 }
 
 /// A paused clock must not auto-advance while this lives (a thread outside the scheduler may

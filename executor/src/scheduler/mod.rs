@@ -17,6 +17,7 @@
 //! the files that use `Shared` (spawn, schedule, worker, current-thread, watchdog) are not
 //! owned by it.
 
+mod block_in_place;
 mod blocking;
 pub(crate) mod current;
 mod current_thread;
@@ -33,6 +34,7 @@ mod watchdog;
 mod worker;
 mod worker_state;
 
+pub(crate) use block_in_place::block_in_place;
 pub(crate) use blocking::BlockingPool;
 pub(crate) use current_thread::block_on as block_on_seated;
 pub use driver_cell::Driver;
@@ -46,3 +48,4 @@ pub(crate) use shared::Shared;
 pub(crate) use spawn::{spawn, spawn_blocking};
 pub(crate) use watchdog::start as start_watchdog;
 pub(crate) use worker::{run as run_worker, Started, ThreadHook};
+pub(crate) use worker_state::Places;

@@ -34,7 +34,7 @@ impl Shared {
             return;
         }
         current::with_worker(|local| match local {
-            Some(local) if local.belongs_to(self) => {
+            Some(local) if local.belongs_to(self.addr()) => {
                 if woken_while_running {
                     local.queue.push(runnable);
                     self.notify_from(Some(local.index));

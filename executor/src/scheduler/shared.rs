@@ -20,6 +20,7 @@ use super::foreign_context::ForeignContext;
 use super::metrics::{Counters, RuntimeMetrics};
 use super::queues::{Queues, Slots};
 use super::seat::Seat;
+use super::worker_state::Places;
 use crate::idle::{Idle, SpinPolicy, SysAlarm, SysFutex};
 use crate::task::TaskList;
 
@@ -48,6 +49,9 @@ pub(crate) struct Shared {
     pub(crate) blocking: BlockingPool,
     /// What every thread of this runtime runs inside (the tokio-compat context), if anything.
     pub(crate) context: Option<Arc<dyn ForeignContext>>,
+    /// Workers' places in transit between threads (`block_in_place`), and how many workers
+    /// have ended for good (`worker_state.rs`).
+    pub(crate) places: Places,
     /// A current-thread runtime's one worker place, which `block_on` callers take in turn
     /// (`seat.rs`, `current_thread.rs`); `None` on the multi-thread runtime.
     pub(crate) seat: Option<Seat>,
@@ -60,6 +64,12 @@ impl Shared {
     /// How many workers the runtime has (1 on a current-thread runtime).
     pub(crate) fn workers(&self) -> usize {
         self.queues.workers()
+    }
+
+    /// This runtime's identity among runtimes: the address of its shared state (what a
+    /// worker's state records, to tell its own runtime's schedules from another's).
+    pub(crate) fn addr(&self) -> usize {
+        self as *const Shared as usize
     }
 
     /// A snapshot of the runtime's counters.

@@ -66,6 +66,8 @@ pub(crate) fn run(
                 .unwrap_or("(no message)")
                 .to_string();
             panics::forget_payload(payload);
+            // Its place never runs: shutdown must not wait for it.
+            shared.places.retire();
             let _ = started.send(Err(msg));
             return;
         }
@@ -73,14 +75,10 @@ pub(crate) fn run(
     // The builder may have given up already (another worker failed); that is fine.
     let _ = started.send(Ok(()));
     drop(started);
-    let state = WorkerState::new(&shared, index, queue);
+    let core = WorkerState::new(shared.addr(), index, queue);
     {
         let _enter = current::enter(shared.clone(), true);
-        let _worker = current::set_worker(&state);
-        let _tasks = list::publish(shared.tasks.clone());
-        let w = Worker::new(&shared, &state, None);
-        w.run_loop();
-        w.drop_queued();
+        run_place(&shared, core);
     }
     if let Some(f) = &on_stop {
         // The worker is done either way; the panic hook has reported the panic.
@@ -90,8 +88,79 @@ pub(crate) fn run(
     }
 }
 
+/// Runs the worker loop with `core` (a worker's place) on this thread until the runtime shuts
+/// down, then drops what is queued there and retires the place; or until a task hands the
+/// place to another thread (`block_in_place`), which then goes on with it. Worker threads
+/// start here, and so does the thread that takes a place over (`block_in_place.rs`).
+pub(crate) fn run_place(shared: &Shared, mut core: Box<WorkerState>) {
+    let _worker = current::set_worker(&core);
+    let _tasks = list::publish(shared.tasks.clone());
+    loop {
+        let task = {
+            let w = Worker::new(shared, &core, None);
+            match w.next_task() {
+                Some(task) => task,
+                None => match w.idle() {
+                    Some(Work::Task(task)) => task,
+                    // A worker thread has no `block_on` future (`main` is `None`).
+                    Some(Work::Main) => continue,
+                    None => break,
+                },
+            }
+        };
+        core = match run_task(shared, core, task) {
+            Ran::Continue(core) => core,
+            Ran::Shutdown(core) => {
+                // Dropped on the next line, with the rest of the queue.
+                core
+            }
+            Ran::HandedOff => return,
+        };
+        if shared.idle.is_shutdown() {
+            break;
+        }
+    }
+    Worker::new(shared, &core, None).drop_queued();
+    drop(core);
+    shared.places.retire();
+}
+
+/// How running one task ended, for the loop that ran it.
+pub(crate) enum Ran {
+    /// The task ran (or was dropped because the runtime is shutting down); here is the place.
+    Continue(Box<WorkerState>),
+    /// The runtime is shutting down: the task was dropped, not run.
+    Shutdown(Box<WorkerState>),
+    /// The task handed the worker's place to another thread (`block_in_place`), which goes
+    /// on with it: this thread is no longer a worker.
+    HandedOff,
+}
+
+/// Runs `task` on the worker whose place is `core`, unless the runtime has begun to shut
+/// down: then the task is dropped (here, with the runtime current, as shutdown drops queued
+/// tasks), so no task is polled once a worker has seen the shutdown (a timer first polled then
+/// could not register any more). While the task runs, the place waits in the thread's slot
+/// (`current::lend`), where `block_in_place` may take it.
+pub(crate) fn run_task(shared: &Shared, core: Box<WorkerState>, task: Runnable) -> Ran {
+    if shared.idle.is_shutdown() {
+        drop(task);
+        return Ran::Shutdown(core);
+    }
+    let (now, tick) = Worker::new(shared, &core, None).before_run();
+    current::lend(core);
+    // A panic inside the task's poll or its future's destructor is caught by `Guarded`.
+    task.run();
+    let Some(core) = current::reclaim() else {
+        return Ran::HandedOff;
+    };
+    Worker::new(shared, &core, None).after_run(now, tick);
+    Ran::Continue(core)
+}
+
 /// A worker at work: the task machinery, shared by worker threads and by the thread that
-/// drives a current-thread runtime from `block_on` (`current_thread.rs`).
+/// drives a current-thread runtime from `block_on` (`current_thread.rs`). Made afresh from
+/// the worker's place for each step, and never kept across a task's run, during which the
+/// place may change threads.
 pub(crate) struct Worker<'a> {
     shared: &'a Shared,
     state: &'a WorkerState,
@@ -119,26 +188,6 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn run_loop(&self) {
-        loop {
-            while let Some(task) = self.next_task() {
-                if !self.run_task(task) {
-                    return;
-                }
-            }
-            match self.idle() {
-                Some(Work::Task(task)) => {
-                    if !self.run_task(task) {
-                        return;
-                    }
-                }
-                // A worker thread has no `block_on` future (`main` is `None`).
-                Some(Work::Main) => {}
-                None => return,
-            }
-        }
-    }
-
     /// Shutdown: drops what is still queued here. Dropping a runnable drops its future,
     /// whose destructor may wake other tasks; once shut down, `schedule` puts those in the
     /// injector, which the shutting-down thread drains.
@@ -146,27 +195,23 @@ impl<'a> Worker<'a> {
         drop_queued(self.slot, &self.state.queue);
     }
 
-    /// Runs `task`, unless the runtime has begun to shut down: then the task is dropped (here,
-    /// with the runtime current, as shutdown drops queued tasks) and this returns `false`, so
-    /// no task is polled once a worker has seen the shutdown (a timer first polled then could
-    /// not register any more).
-    pub(crate) fn run_task(&self, task: Runnable) -> bool {
-        if self.shared.idle.is_shutdown() {
-            drop(task);
-            return false;
-        }
+    /// A task is about to run: counts it, gives it a fresh budget, stamps its poll. Returns
+    /// the coarse time and the task's tick, for [`Worker::after_run`].
+    fn before_run(&self) -> (u64, u32) {
         bump(&self.counters.polls);
         let tick = self.state.tick.get().wrapping_add(1);
         self.state.tick.set(tick);
         coop::reset();
-        let now = self.end_poll(true);
-        // A panic inside the task's poll or its future's destructor is caught by `Guarded`.
-        task.run();
+        (self.end_poll(true), tick)
+    }
+
+    /// The task that began at coarse time `now` as tick `tick` has run: polls the reactor
+    /// every [`GLOBAL_INTERVAL`] tasks, or when it has gone unattended for long.
+    fn after_run(&self, now: u64, tick: u32) {
         if tick % GLOBAL_INTERVAL == 0 || self.reactor_unattended(now) {
             self.state.last_driver_poll.set(now);
             self.poll_driver();
         }
-        true
     }
 
     /// Whether this worker last polled the reactor at least half a watch period before coarse
