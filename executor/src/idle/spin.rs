@@ -148,6 +148,8 @@
 //! statistic can afford. Nothing allocates on an idle period, except the shared-CPU sample
 //! that one worker takes four times a second (a read of `/proc/stat`, some 20 µs).
 
+#[cfg(test)]
+mod golden;
 mod probe;
 mod share;
 mod sprt;
