@@ -1,4 +1,4 @@
-//! `JoinSet` (issue 21): results in completion order, panics and aborts as `JoinError`s,
+//! `JoinSet`: results in completion order, panics and aborts as `JoinError`s,
 //! `abort_all` / `detach_all` / `shutdown` / drop, cancel safety under `select!`, and many tasks.
 //!
 //! Every scenario runs under a watchdog, as in `faults.rs`: a hang becomes a test failure.

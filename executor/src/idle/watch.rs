@@ -47,10 +47,10 @@
 
 use std::time::Duration;
 
+use super::alarm::Alarm;
 use super::spin::Nanos;
+use super::sync::{AtomicU64, Mutex};
 use super::word::Word;
-use crate::alarm::Alarm;
-use crate::sync::{AtomicU64, Mutex};
 use std::sync::atomic::Ordering::SeqCst;
 
 /// The watch over one runtime's reactor. See the module docs.
@@ -193,7 +193,7 @@ mod tests {
     #[test]
     fn armed_while_some_park_pushed_by_attendance_disarmed_when_all_park() {
         // The watch's atomics and lock are loom's under `--cfg loom`.
-        crate::sync::model(|| {
+        super::super::sync::model(|| {
             let watch = Watch::new(Recorder::default(), Duration::from_millis(4));
             let word = AtomicU32::new(Word::EMPTY.0);
             let current = || Word(word.load(SeqCst));
