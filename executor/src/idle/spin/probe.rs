@@ -1,21 +1,30 @@
 //! When the adaptive spin policy probes, and who: a rate that follows the evidence, runs at
-//! spread positions, and one prober at a time.
+//! spread positions, and one prober at a time; and the counts of idle periods and probes.
 //!
 //! ```text
+//! let n = schedule.begin_period();                 // an idle period begins: its number
 //! if let Some(pos) = schedule.continue_run(worker) { /* probe, period `pos` of the run */ }
-//! else if schedule.due(n) && quiet && schedule.claim(n, worker) { /* probe, period 0 */ }
-//! ... at the end of a probe period: if it was the run's last, schedule.release(worker);
-//! sequential test confirmed the mode: schedule.slower(); regime changed: schedule.faster(n)
+//! else if schedule.due(n) && quiet && schedule.claim(n, worker, len) { /* probe, period 0 */ }
+//! ... at the end of a probe period: schedule.probe_ran(); if it was the run's last,
+//! schedule.release(worker); the test confirmed the mode: schedule.slower();
+//! the evidence turned, the mode flipped or the regime changed: schedule.faster(n)
 //! ```
 //!
-//! A probe *run* is [`RUN`] consecutive idle periods of one worker ([`RUN_SHARED`] while the
-//! CPUs are shared), all but the last a warm-up that is not recorded: it pays for the
-//! transition from the other mode. Runs are due about every
-//! [`Schedule::every`] idle periods of the runtime, at a position that a hash of the period
-//! number spreads over `every/2 .. 3·every/2`, so a periodic workload cannot alias with it.
-//! `every` starts at [`FASTEST`], doubles each time the sequential test confirms the current
-//! mode, up to [`SLOWEST`], and drops back to [`FASTEST`] when the evidence turns or the
-//! regime changes (see `spin.rs`).
+//! A probe *run* is [`RUN`] consecutive idle periods of one worker, all but the last a warm-up
+//! that is not recorded: it pays for the transition from the other mode. While the CPUs count
+//! as shared, park-probe runs are [`RUN_SHARED`] periods, of which only the last is recorded:
+//! with a client on the same machine, what parking gains comes from the scheduler's
+//! wake-affine placement, which the first parked periods after spinning have not reached yet.
+//! One recorded bit per run keeps the bits close to independent (`sprt.rs`).
+//!
+//! Runs are due about every [`Schedule::every`] idle periods of the runtime, at a position
+//! that a hash of the period number spreads over `every/2 .. 3·every/2`, so a periodic
+//! workload cannot alias with it. `every` starts at [`FASTEST`] (a run about every 8 idle
+//! periods), doubles each time the sequential test confirms the current mode, up to
+//! [`SLOWEST`] (one run per 1024 periods, so a settled server parks on purpose about twice
+//! per thousand requests; a fixed one-in-16 rate cost 0.06 context switches per request), and
+//! snaps back to [`FASTEST`] when the evidence turns (the test is halfway to a flip), after a
+//! flip, when the regime changes (`regime.rs`), and when the CPUs start counting as shared.
 //!
 //! A due run starts only when the policy says the moment is quiet (for a park probe: no other
 //! worker awake, nothing queued, requests not arriving faster than a wake-up), otherwise it
@@ -27,9 +36,10 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
-/// Idle periods in a probe run, of which all but the last are a warm-up: usually, and while
-/// the CPUs are shared with another busy process (a client on the same machine may need a few
-/// parked periods in a row before the scheduler places the two side by side; see `spin.rs`).
+/// Idle periods in a probe run, of which all but the last are a warm-up: usually, and for a
+/// park probe while the CPUs are shared with another busy process (a client on the same
+/// machine may need a few parked periods in a row before the scheduler places the two side by
+/// side).
 pub(super) const RUN: u32 = 2;
 pub(super) const RUN_SHARED: u32 = 4;
 /// Idle periods per probe run: fastest (after a regime change or a flip) and slowest (the
@@ -39,7 +49,9 @@ pub(super) const SLOWEST: u32 = 1024;
 /// A claim this many periods old may be taken over.
 pub(super) const STALE: u32 = 256;
 
-/// The probe schedule and the run slot; every field is a hint read and written `Relaxed`.
+/// The probe schedule, the run slot and the counters; every field is a hint or a statistic,
+/// read and written `Relaxed` (nothing else is ordered by it; the slot's compare-and-swap
+/// decides who owns a run, and a lost update only delays a probe).
 #[derive(Debug)]
 pub(super) struct Schedule {
     /// Idle periods per run now.
@@ -50,6 +62,9 @@ pub(super) struct Schedule {
     /// one (bits 16-23), its length (bits 24-31), and the period it was claimed at (bits
     /// 32-63).
     slot: AtomicU64,
+    /// Idle periods begun (wrapping: the period number), and probe periods run.
+    periods: AtomicU32,
+    probes: AtomicU64,
 }
 
 const OWNER: u64 = 0xffff;
@@ -62,7 +77,29 @@ impl Schedule {
             every: AtomicU32::new(FASTEST),
             next: AtomicU32::new(spacing(0, FASTEST)),
             slot: AtomicU64::new(0),
+            periods: AtomicU32::new(0),
+            probes: AtomicU64::new(0),
         }
+    }
+
+    /// An idle period begins: returns its number (counting from 0, wrapping).
+    pub(super) fn begin_period(&self) -> u32 {
+        self.periods.fetch_add(1, Relaxed)
+    }
+
+    /// Idle periods begun so far (wrapping): the number the next one will have.
+    pub(super) fn periods_begun(&self) -> u32 {
+        self.periods.load(Relaxed)
+    }
+
+    /// A probe period ended.
+    pub(super) fn probe_ran(&self) {
+        self.probes.fetch_add(1, Relaxed);
+    }
+
+    /// Probe periods run so far.
+    pub(super) fn probes_run(&self) -> u64 {
+        self.probes.load(Relaxed)
     }
 
     /// Idle periods per probe run now.
@@ -217,6 +254,19 @@ mod tests {
         s.faster(1_001);
         assert_eq!(s.every(), FASTEST);
         assert!(s.due(1_001 + 3 * FASTEST / 2));
+    }
+
+    #[test]
+    fn periods_and_probes_are_counted() {
+        let s = Schedule::new();
+        assert_eq!((s.begin_period(), s.begin_period()), (0, 1));
+        assert_eq!(s.periods_begun(), 2);
+        s.periods.store(u32::MAX, Relaxed);
+        assert_eq!(s.begin_period(), u32::MAX);
+        assert_eq!(s.periods_begun(), 0, "the period number wraps");
+        s.probe_ran();
+        s.probe_ran();
+        assert_eq!(s.probes_run(), 2);
     }
 
     #[test]

@@ -7,8 +7,8 @@
 //! ```
 //!
 //! Each recorded probe gives one bit: whether its idle period came out cheaper, by a margin,
-//! than the latest period in the current mode (see `spin.rs`, "Does spinning pay?"). The test
-//! weighs two hypotheses about the chance `p` of a 1:
+//! than the latest period in the current mode (see `mode.rs`). The test weighs two hypotheses
+//! about the chance `p` of a 1:
 //!
 //! * **H0**, the probed choice is no better: `p = p0 = 1/2`. If both choices gave the same
 //!   distribution, the probe and the period it is compared with would be two draws from it,
@@ -46,11 +46,11 @@
 //!
 //! The bits must be close to independent for those rates to hold. Two recorded probes are
 //! never adjacent idle periods (a probe run is one warm-up period and one recorded one, three
-//! warm-ups with shared CPUs, and runs are at least 4 periods apart), each is compared with a different period, and the
-//! margin keeps a probe that only ties with the current mode from counting as a 1. Comparing
-//! with the period just before the run, rather than with a long-run estimate, also keeps a
-//! slow drift of the load from lining bits up; and the regime-change rule in `spin.rs`
-//! restarts the test (`Λ = 0`) when the medians move.
+//! warm-ups for a park probe with shared CPUs, and runs are at least 4 periods apart), each is
+//! compared with a different period, and the margin keeps a probe that only ties with the
+//! current mode from counting as a 1. Comparing with the period just before the run, rather
+//! than with a long-run estimate, also keeps a slow drift of the load from lining bits up;
+//! and the regime rule (`regime.rs`) restarts the test (`Λ = 0`) when the workload moves.
 
 /// What one step of the test concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,619 @@
+//! The adaptive policy as a pure state machine: synthetic idle periods, synthetic time.
+//! Each period: the policy decides; the simulated world says when work turns up (the gap,
+//! which may depend on the decision, as with a client sharing the machine) and what a
+//! wake-up from parking costs; the policy is told what happened. No clock is read and
+//! nothing is timed: the assertions are about decisions. (The shared-CPU signal is fed
+//! by hand: these policies never read `/proc`.)
+//!
+//! Each part of the policy also tests itself alone, in its own file; these tests are about
+//! what the parts do together.
+
+use super::pay_for_itself::HOLD_MAX;
+use super::*;
+
+const US: u64 = 1_000;
+/// What waking a parked worker costs on the VM this was tuned on (a halted vCPU).
+const WAKE: u64 = 30 * US;
+
+fn policy() -> SpinPolicy {
+    SpinPolicy::new(true, 0, 1_000_000, 250_000, 1.0, Share::disabled())
+}
+
+/// Marks the CPUs shared (two busy samples) at `now`, as `share.rs` would.
+fn share_cpus(p: &SpinPolicy, now: Nanos) {
+    p.share.observe(now, 300);
+    p.share.observe(now, 300);
+    assert!(p.cpus_shared(now));
+}
+
+/// A client on the same machine, as `world` for [`run`]: after a spin the work comes
+/// 40 µs later and costs a wake-up anyway (the spinner kept the client off its CPU);
+/// after a park it comes 5 µs later, for a 2 µs wake-up.
+fn colocated(spins: bool) -> (u64, u64) {
+    if spins {
+        (40 * US, WAKE)
+    } else {
+        (5 * US, 2 * US)
+    }
+}
+
+/// What the simulation saw, over the periods it counts.
+#[derive(Debug, Default)]
+struct Tally {
+    periods: u64,
+    found_spinning: u64,
+    expired: u64,
+    parked: u64,
+    spin_ns: u64,
+    d_ns: u64,
+}
+
+/// A tiny deterministic generator (xorshift), for random gaps without a dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Exponential with this mean.
+    fn exp(&mut self, mean: u64) -> u64 {
+        (-(1.0 - self.unit()).ln() * mean as f64) as u64
+    }
+}
+
+/// Runs `n` periods of worker 0, none of them busy; `world(spins)` gives (gap until work,
+/// cost of a wake-up) for a period that spins or parks at once. Counts only the last
+/// `count` periods.
+fn run(
+    p: &SpinPolicy,
+    now: &mut Nanos,
+    n: usize,
+    count: usize,
+    world: impl FnMut(bool) -> (u64, u64),
+) -> Tally {
+    run_busy(p, now, n, count, |_| false, world)
+}
+
+/// [`run`], with `busy(i)` saying whether period `i` begins while the runtime is busy.
+fn run_busy(
+    p: &SpinPolicy,
+    now: &mut Nanos,
+    n: usize,
+    count: usize,
+    mut busy: impl FnMut(usize) -> bool,
+    mut world: impl FnMut(bool) -> (u64, u64),
+) -> Tally {
+    let mut t = Tally::default();
+    for i in 0..n {
+        let dec = p.begin(*now, 0, busy(i));
+        let (gap, wake) = world(dec.spins());
+        let w = dec.window().as_nanos() as u64;
+        let counted = i >= n - count;
+        let (d, spun_ns) = if dec.spins() && gap <= w {
+            t.found_spinning += counted as u64;
+            (gap, gap)
+        } else if dec.spins() {
+            t.expired += counted as u64;
+            (gap + wake, w)
+        } else {
+            t.parked += counted as u64;
+            (gap + wake, 0)
+        };
+        if dec.spins() {
+            p.spun(*now + spun_ns, spun_ns);
+        }
+        p.end(dec, true, d);
+        if counted {
+            t.periods += 1;
+            t.spin_ns += spun_ns;
+            t.d_ns += d;
+        }
+        // The work itself takes 10 us.
+        *now += d + 10 * US;
+    }
+    t
+}
+
+/// Periods until the policy parks (runs `world` in steps of 4), or `None` within `limit`.
+fn periods_to_park(
+    p: &SpinPolicy,
+    now: &mut Nanos,
+    limit: usize,
+    mut world: impl FnMut(bool) -> (u64, u64),
+) -> Option<usize> {
+    (1..=limit / 4).find_map(|i| {
+        run(p, now, 4, 1, &mut world);
+        p.parking().then_some(i * 4)
+    })
+}
+
+#[test]
+fn steady_50us_gaps_are_caught_spinning() {
+    let (p, mut now) = (policy(), 0);
+    let t = run(&p, &mut now, 5_000, 1_000, |_| (50 * US, WAKE));
+    assert!(!p.parking());
+    assert!(p.window() >= Duration::from_micros(50));
+    // Every park probe said "spinning is faster": the rate is down to a run per several
+    // hundred periods, so nearly everything is caught by the spinner.
+    assert!(t.found_spinning >= 990, "{t:?}");
+    assert!(t.parked <= 10, "{t:?}");
+    assert_eq!(t.expired, 0, "{t:?}");
+}
+
+/// The steady state's probe rate: one run (2 parks) per 1024 periods, so a remote client
+/// that always finds the spinner pays about 0.002 context switches per request.
+#[test]
+fn the_steady_state_probes_once_per_1024_periods() {
+    let (p, mut now) = (policy(), 0);
+    run(&p, &mut now, 20_000, 1, |_| (50 * US, WAKE));
+    assert_eq!(p.probe_period(), probe::SLOWEST);
+    let before = p.probes();
+    let t = run(&p, &mut now, 100_000, 100_000, |_| (50 * US, WAKE));
+    let runs = (p.probes() - before) / RUN as u64;
+    // 100 000 / 1024 = 98 runs on average (spacings of 512..1536 periods).
+    assert!((80..=120).contains(&runs), "{runs} runs");
+    assert_eq!(t.parked, p.probes() - before, "only probes park");
+    assert!(t.parked as f64 / t.periods as f64 <= 0.0025, "{t:?}");
+}
+
+#[test]
+fn steady_300us_gaps_grow_the_window_past_them() {
+    let (p, mut now) = (policy(), 0);
+    // The window starts at 250 us, just short of the gap: it must grow within a few
+    // periods (counting from the first).
+    let first = run(&p, &mut now, 40, 40, |_| (300 * US, WAKE));
+    assert!(first.expired <= 2, "settles in a few periods: {first:?}");
+    let t = run(&p, &mut now, 5_000, 1_000, |_| (300 * US, WAKE));
+    let w = p.window();
+    assert!(
+        w >= Duration::from_micros(300) && w <= Duration::from_millis(1),
+        "{w:?}"
+    );
+    assert!(t.found_spinning >= 990, "{t:?}");
+    assert!(!p.parking());
+}
+
+/// 900 us gaps cost 900 us of spinning per catch, under the maximum: the pay-for-itself
+/// rule leaves them alone.
+#[test]
+fn steady_900us_gaps_pay_for_their_spinning() {
+    let (p, mut now) = (policy(), 0);
+    let t = run(&p, &mut now, 5_000, 1_000, |_| (900 * US, WAKE));
+    assert!(p.window() >= Duration::from_micros(900), "{:?}", p.window());
+    assert!(t.found_spinning >= 990, "{t:?}");
+}
+
+#[test]
+fn steady_5ms_gaps_shrink_the_window_to_nothing() {
+    let (p, mut now) = (policy(), 0);
+    let first = run(&p, &mut now, 14, 14, |_| (5_000 * US, WAKE));
+    assert_eq!(p.window(), Duration::ZERO, "settles within 14 periods");
+    // What settling cost: a few windows' worth of spinning.
+    assert!(first.spin_ns <= 1_200 * US, "{first:?}");
+    let t = run(&p, &mut now, 500, 100, |_| (5_000 * US, WAKE));
+    assert_eq!(p.window(), Duration::ZERO);
+    // No CPU burned on spinning once settled.
+    assert_eq!(t.spin_ns, 0, "{t:?}");
+    assert_eq!(t.parked, 100);
+}
+
+#[test]
+fn gaps_past_the_maximum_are_not_chased() {
+    let (p, mut now) = (policy(), 0);
+    run(&p, &mut now, 500, 1, |_| (2_000 * US, WAKE));
+    assert_eq!(p.window(), Duration::ZERO);
+}
+
+/// Poisson arrivals with a 2 ms mean: 39 % of the gaps are under the 1 ms maximum, so
+/// without the pay-for-itself rule the window stays up and spins over 200 us per period
+/// (some 2 ms per request caught). With it, spinning is rare and short.
+#[test]
+fn memoryless_long_gaps_do_not_buy_their_spinning() {
+    for seed in 1..=3u64 {
+        let (p, mut now) = (policy(), 0);
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let t = run(&p, &mut now, 20_000, 20_000, |_| {
+            (rng.exp(2_000 * US), WAKE)
+        });
+        let per_period = t.spin_ns / t.periods;
+        assert!(
+            per_period <= 80 * US,
+            "seed {seed}: {per_period} ns per period"
+        );
+    }
+    // Without the rule (no block of 16 spinning periods is ever complete): the cost it
+    // saves.
+    let (p, mut now) = (policy(), 0);
+    let mut rng = Rng(7);
+    let t = run(&p, &mut now, 2_000, 2_000, |_| {
+        p.pay.forget_count();
+        (rng.exp(2_000 * US), WAKE)
+    });
+    assert!(t.spin_ns / t.periods >= 200 * US, "{t:?}");
+}
+
+/// After long memoryless gaps drove the window to zero and held it there, short gaps
+/// bring it back: the hold is counted in idle periods, spinning or not.
+#[test]
+fn the_window_comes_back_after_a_pay_for_itself_hold() {
+    let (p, mut now) = (policy(), 0);
+    let mut rng = Rng(3);
+    run(&p, &mut now, 20_000, 1, |_| (rng.exp(2_000 * US), WAKE));
+    // The window at zero, and the longest hold just started.
+    p.window.set(0);
+    let n = p.schedule.periods_begun();
+    p.pay.hold_until(n.wrapping_add(HOLD_MAX));
+    let t = run(&p, &mut now, 20_000, 1_000, |_| (50 * US, WAKE));
+    assert!(p.window() >= Duration::from_micros(50), "{:?}", p.window());
+    assert!(t.found_spinning >= 990, "{t:?}");
+}
+
+#[test]
+fn bimodal_gaps_keep_the_window_just_past_the_short_mode() {
+    let (p, mut now) = (policy(), 0);
+    let mut rng = Rng(0x5eed);
+    let mut gap = |_| {
+        let short = rng.next() & 1 == 0;
+        (if short { 50 * US } else { 5_000 * US }, WAKE)
+    };
+    let t = run(&p, &mut now, 10_000, 2_000, &mut gap);
+    let w = p.window();
+    assert!(
+        w <= Duration::from_micros(200),
+        "window chases the long gaps: {w:?}"
+    );
+    // Most short gaps (half the periods) are caught spinning...
+    assert!(t.found_spinning >= 650, "{t:?}");
+    // ...and the long ones cost little spinning each: under 200 us on average.
+    assert!(t.spin_ns / 2_000 < 200 * US, "{t:?}");
+    assert!(!p.parking());
+}
+
+/// A client on the same machine in a closed loop, in a world where its requests come
+/// sooner after a park: while the server spins, the client's next request comes later
+/// (the spinner holds a CPU the client wants) and is caught spinning after 40 us; when
+/// the server parks, it comes after 5 us and the wake-up is a same-CPU one (2 us).
+/// Parking gives the shorter idle-to-work time: stop spinning, after 16 recorded probes
+/// (the sequential test's bar, `sprt.rs`) at the fastest rate, a run per ~8 periods.
+#[test]
+fn colocated_client_stops_the_spinning() {
+    let (p, mut now) = (policy(), 0);
+    let mut world = colocated;
+    let settled = periods_to_park(&p, &mut now, 2_000, &mut world).expect("never parked");
+    assert!(
+        p.probes() >= 16 * RUN as u64,
+        "flipped on too little evidence: {} probe periods",
+        p.probes()
+    );
+    assert!(settled <= 16 * 12 + 16, "took {settled} periods");
+    let t = run(&p, &mut now, 5_000, 1_600, &mut world);
+    assert!(p.parking(), "{t:?}");
+    // Spin probes say parking holds: they slow down too.
+    assert!(t.parked >= 1_600 - 20, "{t:?}");
+    assert!(p.since_flip(now) > Duration::ZERO);
+}
+
+/// The same with the client sleeping 100 us between requests and noise on everything:
+/// spinning makes `d` some 35 us longer instead of several times longer.
+#[test]
+fn colocated_client_with_gaps_and_jitter_stops_the_spinning() {
+    let (p, mut now) = (policy(), 0);
+    let mut rng = Rng(7);
+    let t = run(&p, &mut now, 4_000, 1_000, |spins| {
+        let jitter = rng.exp(20 * US);
+        if spins {
+            (160 * US + jitter, WAKE)
+        } else {
+            (100 * US + jitter, 25 * US)
+        }
+    });
+    assert!(p.parking(), "{t:?}");
+}
+
+/// A client on the same machine whose benefit from parking shows only from the third
+/// parked period in a row on (the scheduler needs a few wake-ups to place the client and
+/// the server side by side): runs of 2 never see it, so without the shared-CPU signal the
+/// policy keeps spinning; with it, park-probe runs are 4 periods long, their recorded
+/// period sees the benefit, and the mode flips after 16 recorded probes. The time to flip
+/// is counted from the signal.
+#[test]
+fn the_shared_cpu_signal_lengthens_park_probes_and_the_evidence_flips() {
+    let needs_three_parks = || {
+        let mut parked_in_a_row = 0;
+        move |spins: bool| {
+            parked_in_a_row = if spins { 0 } else { parked_in_a_row + 1 };
+            if spins || parked_in_a_row < 3 {
+                (56 * US, WAKE)
+            } else {
+                (20 * US, 2 * US)
+            }
+        }
+    };
+    let (p, mut now) = (policy(), 0);
+    let t = run(&p, &mut now, 100_000, 10_000, needs_three_parks());
+    assert!(!p.parking(), "runs of 2 cannot see it: {t:?}");
+    assert_eq!(
+        p.probe_period(),
+        probe::SLOWEST,
+        "and the mode is confirmed"
+    );
+    share_cpus(&p, now);
+    let flipped = periods_to_park(&p, &mut now, 2_000, needs_three_parks()).expect("never parked");
+    // 16 recorded probes at a run per ~8 periods (4 of them parked), and the run that
+    // was due at the slowest rate before the signal brought the next one close.
+    assert!(flipped <= 16 * 12 + 16, "took {flipped} periods");
+    let t = run(&p, &mut now, 5_000, 1_000, needs_three_parks());
+    assert!(p.parking(), "{t:?}");
+    assert!(t.parked >= 1_000 - 20, "spin probes slow down too: {t:?}");
+}
+
+/// The shared-CPU signal never flips the mode alone: a client whose requests come sooner
+/// after a spin than after a park (a remote client, with some other process busy on our
+/// CPU the whole time) keeps the spinning over a million idle periods, whatever its gaps.
+#[test]
+fn shared_cpus_with_a_remote_client_never_flip_in_a_million_periods() {
+    for (gap, poisson) in [(20 * US, false), (300 * US, false), (200 * US, true)] {
+        let (p, mut now) = (policy(), 0);
+        let mut rng = Rng(0xc0ffee ^ gap);
+        for _ in 0..100 {
+            share_cpus(&p, now);
+            run(&p, &mut now, 10_000, 1, |_| {
+                (if poisson { rng.exp(gap) } else { gap }, WAKE)
+            });
+            assert!(!p.parking(), "{gap} ns gaps: flipped at {now} ns");
+        }
+        assert!(p.probes() > 0);
+    }
+}
+
+/// The signal never flips the mode alone: a client that sends back to back (14 us gaps
+/// when spun for, 44 us with a park) keeps the spinning, shared CPUs or not.
+#[test]
+fn shared_cpus_keep_spinning_that_pays_for_itself() {
+    let (p, mut now) = (policy(), 0);
+    share_cpus(&p, now);
+    // The same gap either way; a park adds the wake-up.
+    let world = |_| (14 * US, WAKE);
+    for _ in 0..20 {
+        run(&p, &mut now, 1_000, 1, world);
+        assert!(!p.parking());
+        // Keep the CPUs shared throughout.
+        share_cpus(&p, now);
+    }
+}
+
+/// Parking does not hold for as long as the CPUs count as shared: a remote client parked
+/// for (the mode flipped on a colocated client that then moved away) gets spinning back
+/// from the spin probes while the CPUs stay shared.
+#[test]
+fn shared_cpus_do_not_hold_parking() {
+    let (p, mut now) = (policy(), 0);
+    share_cpus(&p, now);
+    run(&p, &mut now, 3_000, 1, colocated);
+    assert!(p.parking());
+    let mut back = None;
+    for i in 0..100 {
+        share_cpus(&p, now);
+        run(&p, &mut now, 20, 1, |_| (50 * US, WAKE));
+        if !p.parking() {
+            back = Some(i * 20);
+            break;
+        }
+    }
+    let back = back.expect("parking held");
+    // The regime rule notices the longer gaps within a few dozen periods and brings the
+    // rate from the slowest back to the fastest; then 12 recorded spin probes, a run per
+    // ~8 periods.
+    assert!(back <= 400, "took {back} periods");
+    assert!(p.cpus_shared(now));
+}
+
+/// And when the client moves to another machine, the spin probes bring spinning back.
+#[test]
+fn spinning_comes_back_when_it_pays_again() {
+    let (p, mut now) = (policy(), 0);
+    run(&p, &mut now, 3_000, 1, colocated);
+    assert!(p.parking());
+    let t = run(&p, &mut now, 5_000, 1_000, |_| (20 * US, WAKE));
+    assert!(!p.parking(), "a remote client: spinning saves a wake-up");
+    assert!(t.found_spinning >= 950, "{t:?}");
+}
+
+/// Open-loop arrivals from a remote client, exponential gaps: spinning and parking see
+/// the same gaps, parking adds a wake-up, so spinning must never be given up, whatever
+/// the luck of the draw (several seeds, many probes). (With a mean of 2 ms, past the
+/// maximum window, the two choices give about the same `d` and either mode is right.)
+#[test]
+fn poisson_remote_never_stops_spinning() {
+    for mean in [20 * US, 200 * US] {
+        for seed in 1..=4u64 {
+            let (p, mut now) = (policy(), 0);
+            let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            for _ in 0..40 {
+                run(&p, &mut now, 500, 1, |_| (rng.exp(mean), WAKE));
+                assert!(!p.parking(), "mean {mean} seed {seed}");
+            }
+        }
+    }
+}
+
+/// A million idle periods of a stationary remote client whose park probes still beat the
+/// spin median about 4 times in 10 (Poisson gaps, mean 200 us): no flip, and the probes
+/// settle to the slowest rate.
+#[test]
+fn a_stationary_remote_trace_never_flips_in_a_million_periods() {
+    let (p, mut now) = (policy(), 0);
+    let mut rng = Rng(0xfeed_beef);
+    for _ in 0..100 {
+        run(&p, &mut now, 10_000, 1, |_| (rng.exp(200 * US), WAKE));
+        assert!(!p.parking(), "flipped at {now} ns");
+    }
+    assert_eq!(p.since_flip(now), Duration::from_nanos(now));
+    // Far fewer than the 1 in 16 of a fixed rate: on average under 1 in 150.
+    assert!(p.probes() < 1_000_000 / 150, "{} probes", p.probes());
+}
+
+/// One park probe far shorter than anything else (a fluke) cannot flip the mode.
+#[test]
+fn one_outlier_probe_cannot_flip() {
+    let (p, mut now) = (policy(), 0);
+    let mut fluke = true;
+    let t = run(&p, &mut now, 4_000, 4_000, |spins| {
+        if !spins && std::mem::take(&mut fluke) {
+            (0, 0)
+        } else {
+            (50 * US, WAKE)
+        }
+    });
+    assert!(!fluke, "the fluke was drawn");
+    assert!(!p.parking(), "{t:?}");
+}
+
+/// A local client whose benefit from parking shows only from the second parked period
+/// in a row on (the first still pays for the placement spinning left behind): single
+/// probes would never see it; runs with a warm-up do.
+#[test]
+fn colocated_benefit_that_needs_consecutive_parks_is_found() {
+    let (p, mut now) = (policy(), 0);
+    let mut parked_in_a_row = 0;
+    let t = run(&p, &mut now, 4_000, 1_000, |spins| {
+        parked_in_a_row = if spins { 0 } else { parked_in_a_row + 1 };
+        if spins || parked_in_a_row < 2 {
+            (40 * US, WAKE)
+        } else {
+            (5 * US, 2 * US)
+        }
+    });
+    assert!(p.parking(), "{t:?}");
+}
+
+/// No park probe while the runtime is busy (another worker awake, work queued), however
+/// long: a due run waits for a quiet moment, and then takes it.
+#[test]
+fn busy_moments_get_no_park_probes() {
+    let (p, mut now) = (policy(), 0);
+    let t = run_busy(&p, &mut now, 10_000, 10_000, |_| true, |_| (50 * US, WAKE));
+    assert_eq!(t.parked, 0, "{t:?}");
+    assert_eq!(p.probes(), 0);
+    // The first quiet period takes the overdue run.
+    let t = run_busy(&p, &mut now, 2, 2, |_| false, |_| (50 * US, WAKE));
+    assert_eq!(t.parked, 2, "{t:?}");
+}
+
+/// Requests that arrive faster than a wake-up takes (here every 20 us, against a park
+/// penalty of 30 us) get no park probes: a parked worker would wake to a queue.
+#[test]
+fn fast_arrivals_get_no_park_probes() {
+    let (p, mut now) = (policy(), 0);
+    // Let it learn the penalty of parking on slower arrivals first.
+    run(&p, &mut now, 2_000, 1, |_| (100 * US, WAKE));
+    assert!(p.probes() > 0);
+    let before = p.probes();
+    let t = run(&p, &mut now, 20_000, 19_000, |_| (10 * US, WAKE));
+    // Perhaps a run or two while the arrival interval is being learned, then none.
+    assert!(p.probes() - before <= 2 * RUN as u64, "{t:?}");
+    assert!(t.parked == 0, "{t:?}");
+}
+
+/// Only one worker probes at a time: while one worker's run is in progress, another's
+/// idle periods follow the mode.
+#[test]
+fn one_worker_probes_at_a_time() {
+    let (p, mut now) = (policy(), 0);
+    // Two workers, taking turns; worker 0 is the first to find a run due.
+    let mut claimed = None;
+    for _ in 0..100 {
+        let a = p.begin(now, 0, false);
+        if a.probe().is_some() {
+            claimed = Some(a);
+            break;
+        }
+        now += 50 * US;
+        p.end(a, true, 50 * US);
+    }
+    let a = claimed.expect("a run came due");
+    assert_eq!(a.probe().map(|r| r.pos), Some(0));
+    let b = p.begin(now, 1, false);
+    assert_eq!(b.kind, Kind::Spin, "worker 1 while worker 0 probes");
+    now += 80 * US;
+    p.end(a, false, 80 * US);
+    p.end(b, true, 80 * US);
+    // Worker 1 again (a new run may be due), then worker 0 continues its run.
+    let b = p.begin(now, 1, false);
+    assert_eq!(b.kind, Kind::Spin);
+    let a = p.begin(now, 0, false);
+    assert_eq!(a.kind, Kind::ParkProbe(Run { pos: 1, last: true }));
+    p.end(a, false, 80 * US);
+    p.end(b, true, 50 * US);
+    // The run is over: worker 0 spins again.
+    assert_eq!(p.begin(now, 0, false).kind, Kind::Spin);
+}
+
+/// A change of regime (the gap moves from 50 to 300 us) brings probing back to the
+/// fastest rate, and the test then confirms the mode and slows it down again.
+#[test]
+fn a_regime_change_brings_back_fast_probing() {
+    let (p, mut now) = (policy(), 0);
+    run(&p, &mut now, 20_000, 1, |_| (50 * US, WAKE));
+    assert_eq!(p.probe_period(), probe::SLOWEST);
+    let mut fastest = false;
+    for _ in 0..100 {
+        run(&p, &mut now, 10, 1, |_| (300 * US, WAKE));
+        fastest |= p.probe_period() == probe::FASTEST;
+    }
+    assert!(fastest, "never probed faster after the change");
+    run(&p, &mut now, 20_000, 1, |_| (300 * US, WAKE));
+    assert_eq!(p.probe_period(), probe::SLOWEST);
+    assert!(!p.parking());
+}
+
+#[test]
+fn the_budget_parks_workers_once_spent() {
+    let p = SpinPolicy::fixed(Duration::from_micros(100), 0.25);
+    let mut now = 0;
+    let mut spun = 0;
+    // Two spinners' worth of spinning requested, back to back, for 4 seconds.
+    while now < 4 * budget::SPAN {
+        for w in 0..2 {
+            if p.begin(now, w, false).spins() {
+                p.spun(now, 100 * US);
+                spun += 100 * US;
+            }
+        }
+        now += 100 * US;
+    }
+    let cores = spun as f64 / now as f64;
+    assert!(
+        cores > 0.2 && cores < 0.3,
+        "spun {cores} cores against a budget of 0.25"
+    );
+    // A budget of one core does not stop one spinner that never stops.
+    let p = SpinPolicy::fixed(Duration::from_micros(100), 1.0);
+    let mut now = 0;
+    while now < 4 * budget::SPAN {
+        assert!(
+            p.begin(now, 0, false).spins(),
+            "one spinner throttled at {now}"
+        );
+        now += 100 * US;
+        p.spun(now, 100 * US);
+    }
+}
+
+#[test]
+fn a_fixed_window_never_changes() {
+    let p = SpinPolicy::fixed(Duration::from_micros(250), 1.0);
+    let mut now = 0;
+    let t = run(&p, &mut now, 1_000, 1_000, |_| (5_000 * US, WAKE));
+    assert_eq!(p.window(), Duration::from_micros(250));
+    assert_eq!(t.parked, 0);
+    assert_eq!((p.probes(), p.probe_period()), (0, 0));
+    let zero = SpinPolicy::fixed(Duration::ZERO, 1.0);
+    assert!(!zero.begin(0, 0, false).spins());
+}
