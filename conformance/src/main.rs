@@ -208,6 +208,7 @@ fn run() -> Result<ExitCode, String> {
     let choices = choices::Choices::load(&choices_path)?;
     let mut used = BTreeSet::new();
     let mut report_files = Vec::new();
+    let repo_prefix = format!("{}/", repo.display());
     for (file, set) in &selection.files {
         let state = &built.states[file];
         let (tests, ignored) = listed.get(file).cloned().unwrap_or_default();
@@ -223,8 +224,9 @@ fn run() -> Result<ExitCode, String> {
                 let id = format!("{file}::{name}");
                 let (text, hung) = match &run.verdict {
                     Verdict::Passed => (None, false),
-                    Verdict::Failed(text) => (Some(text.clone()), false),
-                    Verdict::Hung => (Some(String::from("(killed at the time limit)")), true),
+                    // Paths into this checkout say nothing elsewhere: keep them repo-relative.
+                    Verdict::Failed(text) => (Some(text.replace(&repo_prefix, "")), false),
+                    Verdict::Hung => (Some(String::new()), true),
                     Verdict::NotFound => {
                         (Some(String::from("(no such test in the binary)")), false)
                     }

@@ -102,7 +102,10 @@ pub(crate) fn name(said: &Said<'_>, text: &str, at: &Range<usize>) -> String {
         // No code: a `compile_error!`, here from the `#[tokio::test]`/`#[tokio::main]`
         // attribute (spinpark's), which points at the argument it refuses.
         "" => match attribute_line(text, at) {
-            Some(attr) => format!("{attr}: {}", first_line(message)),
+            Some(attr) => {
+                let line = first_line(message);
+                format!("{attr}: {}", line.split("; ").next().unwrap_or(&line))
+            }
             None => first_line(message),
         },
         _ => format!("{code}: {}", first_line(message)),

@@ -125,6 +125,18 @@ impl Counts {
     }
 }
 
+/// What a failure's output says, in one line: its last panic message, else its first line
+/// (libtest's "test did not panic as expected").
+fn said(text: &str) -> Option<String> {
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("  "))
+        .or_else(|| text.lines().next())?
+        .trim();
+    (!line.is_empty()).then(|| format!("`{}`", line.replace('`', "'")))
+}
+
 fn percent(part: usize, whole: usize) -> String {
     if whole == 0 {
         return "-".into();
@@ -138,7 +150,7 @@ pub(crate) struct Report {
     pub(crate) tokio_version: String,
     pub(crate) files: Vec<FileResult>,
     pub(crate) left_out: Vec<(String, &'static str)>,
-    /// Choices that matched no failing test (stale: the test passes, or is gone).
+    /// Choices that matched no failing test (stale, or a timing test that passed this time).
     pub(crate) stale_choices: Vec<String>,
 }
 
@@ -284,7 +296,11 @@ impl Report {
              tokio-only internals (`runtime::is_rt_shutdown_err`); *compiled* is out of the rest, \
              the others being built without (see the missing items); *pass %* is passed out of \
              compiled (ignored ones aside). Failures listed in `conformance/choices.toml` are \
-             spinpark's choice and count as *by choice*, not as passed.\n",
+             spinpark's choice and count as *by choice*, not as passed. From the real tokio come \
+             only `sync`, `io` (no sockets) and the `select!`/`join!`/`try_join!`/`pin!` macros; \
+             `tokio-test` and `tokio-stream` are built as in tokio's own tests, and what the \
+             measured files use of them (the mock task, assertion macros, I/O mocks without \
+             `wait`, stream adapters) needs no runtime.\n",
             self.tokio_version
         );
     }
@@ -385,7 +401,8 @@ impl Report {
         if !self.stale_choices.is_empty() {
             let _ = writeln!(
                 out,
-                "\nEntries of conformance/choices.toml that matched no failure (remove them): {}.",
+                "\nEntries of conformance/choices.toml that matched no failure this run (remove them \
+                 if they keep passing; a timing entry may pass now and then): {}.",
                 self.stale_choices.join(", ")
             );
         }
@@ -407,17 +424,13 @@ impl Report {
                     {
                         if *c == category {
                             any = true;
-                            let said = text
-                                .lines()
-                                .rev()
-                                .find(|l| l.starts_with("  "))
-                                .unwrap_or("")
-                                .trim();
-                            let _ = writeln!(
-                                out,
-                                "- `{}::{}`: {reason} (it says: `{said}`)",
-                                f.file, i.name
-                            );
+                            let _ = write!(out, "- `{}::{}`: {reason}", f.file, i.name);
+                            match said(text) {
+                                Some(said) => {
+                                    let _ = writeln!(out, " (it says: {said})");
+                                }
+                                None => out.push('\n'),
+                            }
                         }
                     }
                 }
@@ -614,7 +627,7 @@ mod tests {
             "| rt_a (1 ignored) | 9 | 2 | 2 (1 hung) | 1 | 2 | 1 |",
             "| `tokio::task::LocalSet` | 2 | 1 | rt_a |",
             "- `rt_a::f`: failed",
-            "- `rt_a::c`: ids",
+            "- `rt_a::c`: ids (it says: `x`)",
             "- `n2`: `tokio::task::LocalSet`, `tokio::task::spawn_local`",
             "- `rt_a::e`: `tokio::fs`",
             "| time_wasm | wasm only |",
