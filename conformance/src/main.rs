@@ -13,13 +13,15 @@
 //! under `target/conformance/` ([`generate`]) and built against a crate named `tokio` that only
 //! re-exports spinpark's items (`conformance/shim/lib.rs`). A file that does not compile is
 //! built again without what the compiler's errors point into, round after round, each cut test
-//! recorded with the missing item the error names ([`prune`], [`missing`]). The same files are
+//! recorded with the missing item the error names ([`build`], [`prune`], [`missing`]). The same files are
 //! built once against the real tokio, only to list their tests, so that every test a cut took
 //! away is counted ([`charge`]). Every compiled test then runs in a process of its own with a
 //! time limit ([`runner`]); failures listed in `conformance/choices.toml` count apart
-//! ([`choices`]), and the tables go to stdout and to `target/conformance/report.md`
-//! ([`report`]). tokio's files are never changed in place and nothing of them is committed.
+//! ([`choices`], [`assemble`]), and the tables go to stdout and to
+//! `target/conformance/report.md` ([`report`]). tokio's files are never changed in place and nothing of them is committed.
 
+mod assemble;
+mod build;
 mod cargo;
 mod charge;
 mod choices;
@@ -33,18 +35,15 @@ mod runner;
 mod select;
 mod source;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use generate::{Inputs, Layout};
-use report::{FileResult, Instance, Report, Status};
-use runner::{Job, Limits, Verdict};
-
-/// How many build-and-cut rounds a file gets before it counts as not building at all.
-const MAX_ROUNDS: usize = 12;
+use report::{FileResult, Report};
+use runner::{Job, Limits};
 
 const USAGE: &str =
     "usage: cargo conformance [--only FILES] [--jobs N] [--timeout SECS] [--out PATH]
@@ -89,7 +88,6 @@ impl Args {
                     parsed.limits.timeout = Duration::from_secs(secs);
                 }
                 "--out" => parsed.out = Some(PathBuf::from(value()?)),
-                "-h" | "--help" => return Err(USAGE.to_string()),
                 other => return Err(format!("unknown argument {other}\n{USAGE}")),
             }
         }
@@ -108,12 +106,23 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<ExitCode, String> {
+    if std::env::args().skip(1).any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return Ok(ExitCode::SUCCESS);
+    }
     let args = Args::parse(std::env::args().skip(1))?;
     let started = Instant::now();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .ok_or("no repository above conformance/")?
         .to_path_buf();
+    // Read first: a mistake in these should not wait for the build.
+    let choices = choices::Choices::load(&repo.join("conformance/choices.toml"))?;
+    let floor_path = repo.join("conformance/floor");
+    let floor = fs::read_to_string(&floor_path)
+        .map_err(|e| e.to_string())
+        .and_then(|text| choices::floor(&text))
+        .map_err(|e| format!("{}: {e}", floor_path.display()))?;
     let (target_dir, tokio) = cargo::metadata(&repo)?;
     let tokio_tests = tokio.dir.join("tests");
     eprintln!(
@@ -145,7 +154,7 @@ fn run() -> Result<ExitCode, String> {
     generate::suite(&layout, &inputs)
         .map_err(|e| format!("writing {}: {e}", layout.root.display()))?;
 
-    let built = compile(&layout, &files)?;
+    let built = build::compile(&layout, &files)?;
     eprintln!("conformance: built in {:.0?}", started.elapsed());
 
     // tokio's own list of tests, for the files that lost some.
@@ -156,7 +165,7 @@ fn run() -> Result<ExitCode, String> {
         })
         .cloned()
         .collect();
-    let reference = reference_lists(
+    let reference = build::reference_lists(
         &layout,
         &Inputs {
             files: &cut,
@@ -164,9 +173,47 @@ fn run() -> Result<ExitCode, String> {
         },
     )?;
 
+    let (listed, results) = run_tests(&layout, &built, &files, args.limits)?;
+
+    let mut assembler = assemble::Assembler::new(&choices, &repo);
+    let report_files: Vec<FileResult> = selection
+        .files
+        .iter()
+        .map(|(file, set)| {
+            let found = assemble::Found {
+                state: &built.states[file],
+                listed: listed.get(file).cloned().unwrap_or_default(),
+                reference: reference.get(file),
+                results: &results,
+            };
+            assembler.file(file, *set, &found)
+        })
+        .collect();
+    let stale_choices = assembler.stale();
+    let report = Report {
+        tokio_version: tokio.version.clone(),
+        files: report_files,
+        left_out: selection.left_out.clone(),
+        stale_choices,
+    };
+
+    finish(&report, &layout, floor, &args, started)
+}
+
+/// Which tests each compiled file has (and which are ignored), and how each run went.
+type Listed = BTreeMap<String, (Vec<String>, Vec<String>)>;
+type Results = BTreeMap<(String, String), runner::Run>;
+
+/// Lists every compiled binary's tests and runs the ones not ignored.
+fn run_tests(
+    layout: &Layout,
+    built: &build::Built,
+    files: &[String],
+    limits: Limits,
+) -> Result<(Listed, Results), String> {
     let mut listed = BTreeMap::new();
     let mut jobs = Vec::new();
-    for file in &files {
+    for file in files {
         let Some(exe) = built.executables.get(file) else {
             continue;
         };
@@ -189,7 +236,7 @@ fn run() -> Result<ExitCode, String> {
     eprintln!(
         "conformance: running {} tests, {} at a time",
         jobs.len(),
-        args.limits.parallel
+        limits.parallel
     );
     let total = jobs.len();
     let progress = |done: usize| {
@@ -198,94 +245,22 @@ fn run() -> Result<ExitCode, String> {
         }
     };
     let just_jobs: Vec<Job> = jobs.iter().map(|(_, j)| j.clone()).collect();
-    let runs = runner::run_all(&just_jobs, args.limits, &layout.suite(), &progress);
+    let runs = runner::run_all(&just_jobs, limits, &layout.suite(), &progress);
     let mut results: BTreeMap<(String, String), runner::Run> = BTreeMap::new();
     for ((file, job), run) in jobs.into_iter().zip(runs) {
         results.insert((file, job.test), run);
     }
+    Ok((listed, results))
+}
 
-    let choices_path = repo.join("conformance/choices.toml");
-    let choices = choices::Choices::load(&choices_path)?;
-    let mut used = BTreeSet::new();
-    let mut report_files = Vec::new();
-    let repo_prefix = format!("{}/", repo.display());
-    for (file, set) in &selection.files {
-        let state = &built.states[file];
-        let (tests, ignored) = listed.get(file).cloned().unwrap_or_default();
-        let all: Vec<String> = match reference.get(file) {
-            Some(list) => list.clone(),
-            None => tests.clone(),
-        };
-        let mut instances = Vec::new();
-        for name in all.iter().chain(tests.iter().filter(|t| !all.contains(t))) {
-            let status = if ignored.contains(name) {
-                Status::Ignored
-            } else if let Some(run) = results.get(&(file.clone(), name.clone())) {
-                let id = format!("{file}::{name}");
-                let (text, hung) = match &run.verdict {
-                    Verdict::Passed => (None, false),
-                    // Paths into this checkout say nothing elsewhere: keep them repo-relative.
-                    Verdict::Failed(text) => (Some(text.replace(&repo_prefix, "")), false),
-                    Verdict::Hung => (Some(String::new()), true),
-                    Verdict::NotFound => {
-                        (Some(String::from("(no such test in the binary)")), false)
-                    }
-                };
-                match (text, choices.find(&id)) {
-                    (None, _) => Status::Passed { flaky: run.flaky },
-                    (Some(text), Some(choice)) => {
-                        used.insert(choice.test.clone());
-                        Status::ByChoice {
-                            category: choice.category,
-                            reason: choice.reason.clone(),
-                            text,
-                        }
-                    }
-                    (Some(text), None) => Status::Failed { text, hung },
-                }
-            } else {
-                let items = match &state.failure {
-                    Some(why) => [format!("(the file does not build: {})", first_line(why))].into(),
-                    None => charge::charge(name, &state.pruned.removed)
-                        .unwrap_or_else(|| ["(not attributed)".to_string()].into()),
-                };
-                if items.iter().any(|i| excluded(i)) {
-                    Status::Excluded { items }
-                } else {
-                    Status::NotCompiled { items }
-                }
-            };
-            instances.push(Instance {
-                name: name.clone(),
-                status,
-            });
-        }
-        report_files.push(FileResult {
-            file: file.clone(),
-            set: *set,
-            instances,
-            note: state.failure.clone(),
-            cuts: state
-                .pruned
-                .removed
-                .iter()
-                .filter_map(describe_cut)
-                .collect(),
-        });
-    }
-    let stale_choices = choices
-        .entries
-        .iter()
-        .filter(|c| !used.contains(&c.test))
-        .map(|c| format!("`{}`", c.test))
-        .collect();
-    let report = Report {
-        tokio_version: tokio.version.clone(),
-        files: report_files,
-        left_out: selection.left_out.clone(),
-        stale_choices,
-    };
-
+/// Prints the summary, writes the report, and checks the floor (not for an `--only` run).
+fn finish(
+    report: &Report,
+    layout: &Layout,
+    floor: usize,
+    args: &Args,
+    started: Instant,
+) -> Result<ExitCode, String> {
     print!("{}", report.summary());
     let markdown = report.markdown();
     let saved = layout.root.join("report.md");
@@ -302,11 +277,6 @@ fn run() -> Result<ExitCode, String> {
         println!("Some files only (--only): the floor is not checked.");
         return Ok(ExitCode::SUCCESS);
     }
-    let floor_path = repo.join("conformance/floor");
-    let floor_text =
-        fs::read_to_string(&floor_path).map_err(|e| format!("{}: {e}", floor_path.display()))?;
-    let floor =
-        choices::floor(&floor_text).map_err(|e| format!("{}: {e}", floor_path.display()))?;
     if passed < floor {
         println!("FAIL: {passed} tests passed, below the floor of {floor} (conformance/floor).");
         return Ok(ExitCode::FAILURE);
@@ -322,38 +292,6 @@ fn run() -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A cut that is not a test, for the report: "fn `rt` (needs `Builder::new_local`)".
-fn describe_cut(removed: &prune::Removed) -> Option<String> {
-    use source::Kind;
-    let what = match removed.kind {
-        Kind::Test => return None,
-        Kind::Use => return Some(format!("import `{}`", removed.name)),
-        Kind::Fn => "fn",
-        Kind::MacroRules => "macro",
-        Kind::MacroCall | Kind::MacroBody => "macro call",
-        Kind::Mod => "mod",
-        Kind::Other => "item",
-    };
-    let items: Vec<String> = removed.items.iter().map(|i| format!("`{i}`")).collect();
-    Some(format!(
-        "{what} `{}` (needs {})",
-        removed.name,
-        items.join(", ")
-    ))
-}
-
-/// Needs `tokio::fs` or tokio-only internals: left out of the counts.
-fn excluded(item: &str) -> bool {
-    item.starts_with("tokio::fs") || item.contains("is_rt_shutdown_err")
-}
-
-fn first_line(text: &str) -> &str {
-    text.lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim()
-}
-
 fn test_file_names(dir: &Path) -> Result<Vec<String>, String> {
     let mut names = Vec::new();
     for entry in fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
@@ -366,208 +304,6 @@ fn test_file_names(dir: &Path) -> Result<Vec<String>, String> {
     }
     names.sort();
     Ok(names)
-}
-
-/// One test file's build state.
-#[derive(Debug, Default)]
-struct TargetState {
-    /// Its files: the test file first, then its support files.
-    files: Vec<PathBuf>,
-    pruned: prune::Pruned,
-    /// Why it does not build at all, if so.
-    failure: Option<String>,
-}
-
-#[derive(Debug)]
-struct Built {
-    states: BTreeMap<String, TargetState>,
-    executables: BTreeMap<String, PathBuf>,
-}
-
-/// Builds the suite, cutting what does not compile, round after round.
-fn compile(layout: &Layout, files: &[String]) -> Result<Built, String> {
-    let suite = layout.suite();
-    let manifest = suite.join("Cargo.toml");
-    let mut states = BTreeMap::new();
-    for file in files {
-        let dir = layout.test_dir(&suite, file);
-        let mut paths = vec![layout.test_file(&suite, file)];
-        paths.extend(rust_files(&dir.join("support")));
-        let paths = paths
-            .iter()
-            .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
-            .collect();
-        states.insert(
-            file.clone(),
-            TargetState {
-                files: paths,
-                ..TargetState::default()
-            },
-        );
-    }
-    let mut executables = BTreeMap::new();
-    let mut pending: Vec<String> = files.to_vec();
-    for round in 1..=MAX_ROUNDS {
-        eprintln!(
-            "conformance: build round {round}: {} test files",
-            pending.len()
-        );
-        let only = if round == 1 {
-            Vec::new()
-        } else {
-            pending.clone()
-        };
-        let messages = cargo::build_tests(&manifest, &layout.target_dir(), &only)?;
-        for (name, exe) in messages.executables {
-            if states.contains_key(&name) {
-                executables.insert(name, exe);
-            }
-        }
-        let mut errors: BTreeMap<&str, Vec<&diag::Error>> = BTreeMap::new();
-        for error in &messages.errors {
-            if !states.contains_key(&error.target) {
-                return Err(format!(
-                    "{} does not build (the shim or a dependency):\n{}",
-                    error.target, error.rendered
-                ));
-            }
-            errors.entry(error.target.as_str()).or_default().push(error);
-        }
-        let mut next = Vec::new();
-        for (target, errs) in errors {
-            let state = states.get_mut(target).expect("checked above");
-            let texts: Vec<String> = state
-                .files
-                .iter()
-                .map(|p| fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display())))
-                .collect::<Result<_, _>>()?;
-            let files = state.files.clone();
-            let index = |name: &Path| {
-                let path = if name.is_absolute() {
-                    name.to_path_buf()
-                } else {
-                    layout.root.join(name)
-                };
-                let path = path.canonicalize().unwrap_or(path);
-                files.iter().position(|f| *f == path)
-            };
-            let plan = prune::plan(&texts, &errs, &state.pruned, index);
-            if plan.edits.is_empty() {
-                let why = plan
-                    .unplaced
-                    .first()
-                    .cloned()
-                    .unwrap_or_else(|| errs[0].rendered.clone());
-                state.failure = Some(why);
-                continue;
-            }
-            for (i, edits) in &plan.edits {
-                let text = prune::apply(&texts[*i], edits);
-                fs::write(&state.files[*i], text).map_err(|e| e.to_string())?;
-            }
-            state.pruned.absorb(plan);
-            next.push(target.to_string());
-        }
-        pending = next;
-        if pending.is_empty() {
-            break;
-        }
-    }
-    for file in pending {
-        let state = states.get_mut(&file).expect("a selected file");
-        state.failure = Some(format!(
-            "still has errors after {MAX_ROUNDS} rounds of cuts"
-        ));
-    }
-    Ok(Built {
-        states,
-        executables,
-    })
-}
-
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(entries) = fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                out.extend(rust_files(&path));
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-/// The tests tokio's build of each file has, from a cache kept beside the generated workspace
-/// (they depend only on tokio's version), building the missing ones against the real tokio.
-fn reference_lists(
-    layout: &Layout,
-    inputs: &Inputs<'_>,
-) -> Result<BTreeMap<String, Vec<String>>, String> {
-    let cache_path = layout.root.join("reference-lists.json");
-    let mut cache: serde_json::Value = fs::read_to_string(&cache_path)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
-    if cache["tokio"].as_str() != Some(inputs.tokio_version) {
-        cache = serde_json::json!({ "tokio": inputs.tokio_version, "lists": {} });
-    }
-    let missing: Vec<String> = inputs
-        .files
-        .iter()
-        .filter(|f| cache["lists"].get(f.as_str()).is_none())
-        .cloned()
-        .collect();
-    if !missing.is_empty() {
-        eprintln!(
-            "conformance: listing tokio's own tests of {} files (against tokio)",
-            missing.len()
-        );
-        generate::reference(
-            layout,
-            &Inputs {
-                files: &missing,
-                ..inputs.clone()
-            },
-        )
-        .map_err(|e| format!("writing the reference crate: {e}"))?;
-        let manifest = layout.reference().join("Cargo.toml");
-        let messages = cargo::build_tests(&manifest, &layout.target_dir(), &[])?;
-        if let Some(error) = messages.errors.first() {
-            return Err(format!(
-                "tokio's own test {} does not build against tokio:\n{}",
-                error.target, error.rendered
-            ));
-        }
-        for file in &missing {
-            let exe = messages
-                .executables
-                .get(file)
-                .ok_or(format!("no test binary for tokio's {file}"))?;
-            let (tests, _) = cargo::list_tests(exe)?;
-            cache["lists"][file.as_str()] = serde_json::json!(tests);
-        }
-        fs::write(&cache_path, cache.to_string())
-            .map_err(|e| format!("{}: {e}", cache_path.display()))?;
-    }
-    Ok(inputs
-        .files
-        .iter()
-        .map(|f| {
-            let list = cache["lists"][f.as_str()]
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|v| v.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default();
-            (f.clone(), list)
-        })
-        .collect())
 }
 
 #[cfg(test)]
@@ -597,13 +333,5 @@ mod tests {
         assert!(args(&["--jobs"]).is_err());
         assert!(args(&["--jobs", "x"]).is_err());
         assert!(args(&["--frobnicate"]).is_err());
-    }
-
-    #[test]
-    fn exclusions() {
-        assert!(excluded("tokio::fs"));
-        assert!(excluded("tokio::fs::File::open"));
-        assert!(excluded("tokio::runtime::is_rt_shutdown_err"));
-        assert!(!excluded("tokio::task::LocalSet"));
     }
 }
