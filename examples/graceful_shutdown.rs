@@ -64,10 +64,9 @@ async fn main() -> io::Result<()> {
     };
 
     // Both signal streams are made once, before the loop, and live across its turns. A
-    // `ctrl_c()` written inside `select!` would be a new listener on every turn, and a SIGINT
-    // arriving between two turns (after one accept, before the next `select!` polls the new
-    // `ctrl_c()`) would find none: the handler is installed for good, so the signal no longer
-    // kills the process, and nothing hears it. Under accept load that is most of them.
+    // `ctrl_c()` written inside `select!` would work too (a SIGINT that arrives between two
+    // turns is kept for the next turn's listener), but would make and drop a listener on
+    // every accept.
     let mut int = signal(SignalKind::interrupt())?;
     let mut term = signal(SignalKind::terminate())?;
     loop {

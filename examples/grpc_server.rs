@@ -11,7 +11,9 @@
 //! Flags (`--help` lists them): `--addr` (default 127.0.0.1:50051), `--workers`, `--spin`,
 //! and the connection timeouts: `--handshake-timeout` (10 s from accept to the HTTP/2
 //! preface), `--header-timeout` (30 s for HTTP/1 headers), `--idle-timeout` (60 s without a
-//! byte moving), `--h2-keep-alive` (20 s between pings, and as long for the answer). The
+//! byte moving), `--h2-keep-alive` (20 s between pings, and as long for the answer),
+//! `--body-timeout` and `--body-min-rate` (a request body has 20 s, plus a second per 1024
+//! bytes received). The
 //! service lives in `examples-common`'s `grpc` module; the protobuf and tonic code in
 //! `common/src/grpc/pb.rs` was generated once and checked in (see its header), so no `protoc`
 //! is needed to build.

@@ -20,7 +20,10 @@
 //! TLS handshake is done and the protocol is known), `--header-timeout` (30 s for HTTP/1
 //! request headers, and for the next request on a kept-alive connection), `--idle-timeout`
 //! (60 s without a byte moving), `--h2-keep-alive` (HTTP/2 pings every 20 s, unanswered for
-//! 20 s closes).
+//! 20 s closes), and for request bodies `--body-timeout` (20 s from the request head) with
+//! `--body-min-rate` (1024: every 1024 bytes received add a second), so that a body trickled
+//! a byte at a time is cut after about 20 s (the HTTP/1 connection is closed, the HTTP/2
+//! stream reset) while one sent at 1 KiB/s or faster takes as long as it needs.
 //!
 //! The routes live in `examples-common`'s `http` module, TLS in its `tls` module. The runtime
 //! is built with `spinpark::Builder` rather than `#[spinpark::main]` because `--workers` is

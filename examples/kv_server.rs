@@ -13,9 +13,20 @@
 //! `"\x41\n"`), and may be pipelined. `tests/kv_vs_redis.rs` sends the same raw inputs to
 //! this server and to `redis-server` and compares the replies byte for byte.
 //!
+//! Flags (`--help` lists them): `--addr`, `--workers`, `--spin`, and `--max-output` (64MiB by
+//! default), the most bytes of replies a connection may hold unsent. A reply larger than
+//! that, such as an `MGET` naming a large key many times, is answered
+//! `-ERR reply of N bytes exceeds the output limit ...` and the connection is closed, instead
+//! of being built in memory (redis-server, whose default output limit for normal clients is
+//! none, builds it: one 2.7 KB request naming an 8 MiB key 300 times takes 2.4 GB). Pipelined
+//! replies are not refused: once they reach the limit, the server waits for the client to
+//! read them before running more commands. A `GET` of a value larger than the limit needs a
+//! larger `--max-output`.
+//!
 //! How: the protocol lives in `examples/common/src/resp.rs` (a streaming parser with bounds on
-//! every declared length, and the replies), the store, the commands and the connection loop
-//! in `examples/common/src/kv.rs`. Each connection is a task that reads, runs the complete commands it got,
+//! every declared length, and the replies), the store and the commands in
+//! `examples/common/src/kv.rs`, the connection loop in `kv/conn.rs` and its capped output in
+//! `kv/output.rs`. Each connection is a task that reads, runs the complete commands it got,
 //! and writes their replies back in one write. Keys with a deadline expire lazily, when a
 //! command next touches them. A malformed request gets `-ERR Protocol error: ...` and its
 //! connection is closed; the other connections carry on.
@@ -41,6 +52,6 @@ fn main() -> io::Result<()> {
             "kv_server listening on {} ({workers} workers, spin {spin})",
             listener.local_addr()?
         );
-        kv::serve(listener, kv::Store::new()).await
+        kv::serve_with(listener, kv::Store::new(), opts.settings()).await
     })
 }

@@ -37,7 +37,7 @@
 //!   `AsyncReadExt`/`AsyncWriteExt` helpers work on them.
 //! * `tokio::sync` and `tokio::select!` work on spinpark as they are; `tokio::spawn`,
 //!   `tokio::time` and `tokio::net` need tokio's runtime, so use [`spawn`], [`time`] and
-//!   [`net`] instead. The README has the full "tokio -> spinpark" table.
+//!   [`net`] instead. `docs/tokio.md` has the full "tokio -> spinpark" table.
 //!
 //! The modules: [`net`] (TCP, UDP, Unix sockets, host-name lookup), [`time`] (sleep, timeout,
 //! interval), [`signal`] (Ctrl-C and Unix signals), [`io`] (`AsyncFd` for any other fd),
@@ -49,8 +49,8 @@
 //!   runtime whose context is current on every spinpark thread, so tokio-bound crates (redis,
 //!   sqlx, reqwest, ...) work inside tasks; `#[spinpark::main(tokio_compat)]` turns it on.
 //!   Sockets and timers those crates create are driven by tokio's thread, not by spinpark's
-//!   spinning workers. See the README's "Using tokio-bound crates".
-//! * `hyper` (off by default): [`hyper`](crate::hyper) serves hyper 1.x (and so axum and tonic)
+//!   spinning workers. See "Using tokio-bound crates" in `docs/tokio.md`.
+//! * `hyper` (off by default): [`hyper`] serves hyper 1.x (and so axum and tonic)
 //!   on spinpark.
 //! * `tokio-io` (off by default): tokio's `AsyncRead`/`AsyncWrite` on the TCP and Unix streams.
 //! * `test-util` (off by default; for `[dev-dependencies]`): paused time, as tokio's
@@ -71,8 +71,9 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub use spinpark_executor::{
-    spawn, spawn_blocking, yield_now, Builder, EnterGuard, Handle, JoinError, JoinHandle, JoinSet,
-    Runtime, RuntimeFlavor, RuntimeMetrics, TryCurrentError, WorkerMetrics, YieldNow, DEFAULT_SPIN,
+    spawn, spawn_blocking, yield_now, AbortHandle, Builder, EnterGuard, Handle, JoinError,
+    JoinHandle, JoinSet, Runtime, RuntimeFlavor, RuntimeMetrics, TryCurrentError, WorkerMetrics,
+    YieldNow, DEFAULT_SPIN,
 };
 pub use spinpark_macros::{main, test};
 
@@ -121,15 +122,15 @@ pub mod signal {
 /// Tasks: spawning, joining (one at a time or as a [`JoinSet`]), yielding.
 pub mod task {
     pub use spinpark_executor::{
-        spawn, spawn_blocking, yield_now, JoinError, JoinHandle, JoinSet, YieldNow,
+        spawn, spawn_blocking, yield_now, AbortHandle, JoinError, JoinHandle, JoinSet, YieldNow,
     };
 }
 
 /// The runtime and its configuration and metrics.
 pub mod runtime {
     pub use spinpark_executor::{
-        Builder, EnterGuard, Handle, Runtime, RuntimeFlavor, RuntimeMetrics, TryCurrentError,
-        WorkerMetrics, DEFAULT_SPIN,
+        worker_index, Builder, EnterGuard, Handle, Runtime, RuntimeFlavor, RuntimeMetrics,
+        TryCurrentError, WorkerMetrics, DEFAULT_SPIN,
     };
 }
 
@@ -140,3 +141,9 @@ pub mod hyper;
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The examples of `docs/tokio.md` (porting from tokio, hyper, tonic, tokio-io and
+/// tokio-bound crates), compiled as doc tests.
+#[doc = include_str!("../docs/tokio.md")]
+#[cfg(doctest)]
+pub struct TokioDocDoctests;

@@ -149,7 +149,7 @@ fn a_wake_from_another_thread_reaches_the_thread_parked_in_the_reactor() {
     });
 }
 
-/// The pattern from issue 21: a synchronous client that owns a small runtime and blocks on it
+/// A common pattern: a synchronous client that owns a small runtime and blocks on it
 /// for each call (as mini-redis's blocking client does with tokio's current-thread runtime).
 struct BlockingClient {
     rt: spinpark::Runtime,

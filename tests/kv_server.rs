@@ -852,8 +852,11 @@ fn replies_encode_and_decode() {
     for want in &replies {
         let (got, used) = parse_reply(&wire[pos..]).unwrap().expect("complete");
         assert_eq!(&got, want);
+        // The output limit sizes a reply before encoding it.
+        assert_eq!(want.wire_len(), used, "{want:?}");
         pos += used;
     }
+    assert_eq!(int(i64::MIN).wire_len(), int(i64::MIN).to_bytes().len());
     assert_eq!(pos, wire.len());
     assert_eq!(bulk("ab").to_bytes(), b"$2\r\nab\r\n");
     assert_eq!(Reply::Nil.to_bytes(), b"$-1\r\n");
@@ -968,6 +971,11 @@ fn command_line() {
         parse("--spin=0 --workers=1").unwrap().runtime.spin,
         Spin::Fixed(Duration::ZERO)
     );
+    assert_eq!(o.settings(), kv::Settings::DEFAULT);
+    assert_eq!(
+        parse("--max-output 512KiB").unwrap().settings().max_output,
+        512 << 10
+    );
     let help = parse("--help").unwrap_err();
     assert_eq!(help.kind(), clap::error::ErrorKind::DisplayHelp);
     assert!(help.to_string().contains("--workers"), "{help}");
@@ -977,6 +985,8 @@ fn command_line() {
         ("--workers x", "--workers"),
         ("--addr", "--addr"),
         ("--spin 5", "--spin"),
+        ("--max-output 0", "--max-output"),
+        ("--max-output 1MB", "--max-output"),
         ("--bogus", "--bogus"),
     ] {
         let e = parse(bad).unwrap_err().to_string();

@@ -267,3 +267,65 @@ async fn advance_panics_unless_paused() {
 async fn pausing_twice_panics() {
     time::pause();
 }
+
+/// `resume` from a thread outside the scheduler, while a blocking closure holds auto-advance
+/// off: the driver, blocked with no timeout because the clock was paused, must learn that the
+/// clock runs again, or the runtime's timers never fire.
+#[test]
+fn resume_from_a_blocking_closure_wakes_the_paused_driver() {
+    let rt = spinpark::Builder::new_current_thread()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let done = within_watchdog(move || {
+        rt.block_on(async {
+            // Holds auto-advance off while it runs, then resumes the clock from the pool.
+            let _blocking = spinpark::spawn_blocking(|| {
+                std::thread::sleep(Duration::from_millis(50));
+                time::resume();
+            });
+            sleep(Duration::from_millis(50)).await;
+            true
+        })
+    });
+    assert!(done);
+}
+
+/// The same, with `resume` called from a second `block_on` thread.
+#[test]
+fn resume_from_a_second_block_on_thread_wakes_the_paused_driver() {
+    let rt = Arc::new(
+        spinpark::Builder::new_current_thread()
+            .start_paused(true)
+            .build()
+            .unwrap(),
+    );
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let other = rt.clone();
+    let b = std::thread::spawn(move || {
+        // Let A take the seat and its driver block (paused, held off) first.
+        std::thread::sleep(Duration::from_millis(50));
+        other.block_on(async { time::resume() });
+        release_tx.send(()).unwrap();
+    });
+    let done = within_watchdog(move || {
+        rt.block_on(async {
+            // Holds auto-advance off until B has resumed the clock.
+            let _hold = spinpark::spawn_blocking(move || release_rx.recv());
+            sleep(Duration::from_millis(50)).await;
+            true
+        })
+    });
+    assert!(done);
+    b.join().unwrap();
+}
+
+/// Runs `f` on its own thread; fails the test if it hangs.
+fn within_watchdog<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(REAL_BOUND)
+        .expect("hung: the driver never woke up after resume")
+}

@@ -18,20 +18,20 @@
 //!
 //! * Tasks are [`async_task`] runnables. Each worker owns a `crossbeam-deque` FIFO queue and a
 //!   LIFO slot; a global injector takes tasks from other threads; idle workers steal
-//!   (`worker.rs`, `scheduler.rs`).
+//!   (`scheduler/`).
 //! * An idle worker spins for a bounded window, then parks on one shared futex word; a
 //!   producer makes a wake syscall only when nobody spins and somebody sleeps, and wakes one.
 //!   The whole protocol, with the argument that no wake-up is lost, is in `idle/`.
 //! * An I/O reactor plugs in through [`driver::Driver`]: spinning workers poll it, the last
 //!   worker to park blocks in it. A watchdog thread makes sure a parked worker takes over
 //!   the reactor when the awake ones are stuck in long polls (`idle/watch.rs`,
-//!   `watchdog.rs`), and a task queued behind a stuck worker is taken by another one
-//!   (`lifo.rs`).
+//!   `scheduler/watchdog.rs`), and a task queued behind a stuck worker is taken by another one
+//!   (`scheduler/lifo.rs`).
 //! * A current-thread runtime ([`Builder::new_current_thread`]) is the same scheduler with one
 //!   worker slot and no thread: the thread in `block_on` takes the slot and runs the worker
-//!   loop, its own future being one more source of work (`current_thread.rs`).
+//!   loop, its own future being one more source of work (`scheduler/current_thread.rs`).
 //! * With the `test-util` feature each runtime has a clock that tests may pause, which the
-//!   reactor's timers follow (`test_clock.rs`, `driver::clock`).
+//!   reactor's timers follow (`time/paused.rs`, `driver::clock`).
 //! * A task that blocks its worker (a CPU loop, a blocking call) is counted in
 //!   [`WorkerMetrics::long_polls`]; move such work to [`spawn_blocking`].
 //! * [`Runtime::metrics`] counts polls, steals, spins, parks and wake syscalls, so you can see
@@ -48,118 +48,44 @@ compile_error!(
      epoll(7) set woken by an eventfd(2), which this target does not have"
 );
 
-mod alarm;
-mod futex;
+// The crate in layers, each folder importing only from the ones above it in this list:
+//
+// * `idle/`: the idle protocol (the futex word, the watch, the spin policy), which `--cfg loom`
+//   model-checks; `time/`: the coarse clock and the clock tests may pause; `task/`: what a
+//   task is (its future's wrapper, `JoinHandle`, `JoinError`, `AbortHandle`, the live-task
+//   list, panics, the cooperative budget).
+// * `scheduler/`: the state a runtime's threads share and the machinery that runs tasks on
+//   them (queues, workers, the current-thread seat, the blocking pool, the watchdog,
+//   metrics).
+// * `runtime/`: the public face (`Builder`, `Runtime`, `Handle`, `block_on`, `JoinSet`).
+//
+// `driver.rs` is the public module for reactor authors. Under `--cfg loom` only `idle/` is
+// built (crossbeam's queues and real threads are not loom-aware).
 mod idle;
-mod sync;
+#[cfg(not(loom))]
+mod runtime;
+#[cfg(not(loom))]
+mod scheduler;
+#[cfg(not(loom))]
+mod task;
+#[cfg(not(loom))]
+mod time;
+
+#[cfg(not(loom))]
+pub mod driver;
 
 #[cfg(loom)]
 #[doc(hidden)]
-pub mod loom_model;
+pub use idle::loom_model;
 
-/// Everything but the idle protocol is left out of `--cfg loom` builds, which model-check only
-/// `idle/` (crossbeam's queues and real threads are not loom-aware).
-macro_rules! not_loom {
-    ($($item:item)*) => { $( #[cfg(not(loom))] $item )* };
-}
-
-not_loom! {
-mod block_on;
-mod blocking;
-mod clock;
-mod context;
-pub mod coop;
-mod current_thread;
-pub mod driver;
-mod enter;
-mod handle;
-mod io_driver;
-mod join;
-mod join_set;
-mod lifo;
-mod metrics;
-mod panics;
-mod queues;
-mod builder;
-mod runtime;
-mod scheduler;
-mod shared;
-mod tasks;
-#[cfg(feature = "test-util")]
-mod test_clock;
-mod thread_context;
-#[cfg(feature = "tokio-compat")]
-mod tokio_compat;
-mod watchdog;
-mod worker;
-mod yield_now;
-
+#[cfg(not(loom))]
 pub use driver::Driver;
-pub use enter::EnterGuard;
-pub use handle::{Handle, RuntimeFlavor, TryCurrentError};
-pub use join::{JoinError, JoinHandle};
-pub use join_set::JoinSet;
-pub use metrics::{RuntimeMetrics, WorkerMetrics};
-pub use builder::{Builder, DEFAULT_SPIN};
-pub use runtime::Runtime;
-pub use yield_now::{yield_now, YieldNow};
-
-use std::future::Future;
-
-/// Spawns a task on the current runtime and returns a handle to await its output.
-///
-/// On a worker the task goes into that worker's LIFO slot and runs next on the same worker (a
-/// task that spawns another often awaits it); a task already in the slot moves to the worker's
-/// queue, where idle workers can steal it. Other workers take a task from the LIFO slot only
-/// if the spawning task then holds its worker for long (a blocking call). Elsewhere (inside
-/// `block_on`, on a blocking thread) the task goes to the runtime's global queue.
-///
-/// ```
-/// # let rt = spinpark_executor::Runtime::new().unwrap();
-/// # rt.block_on(async {
-/// let task = spinpark_executor::spawn(async { 2 + 2 });
-/// assert_eq!(task.await.unwrap(), 4);
-/// # });
-/// ```
-///
-/// # Panics
-/// Outside a spinpark runtime, with a message that says so.
-#[track_caller]
-pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    match Handle::try_current() {
-        Ok(h) => h.spawn(future),
-        Err(_) => panic!(
-            "spinpark::spawn called outside a spinpark runtime: call it from a task, from \
-             Runtime::block_on, or from #[spinpark::main], or use Handle::spawn"
-        ),
-    }
-}
-
-/// Runs `f` on the runtime's blocking pool, a separate set of threads that may block (file
-/// I/O, CPU-heavy work, a blocking library) without holding up the workers.
-///
-/// # Panics
-/// Outside a spinpark runtime.
-///
-/// ```
-/// # spinpark::Runtime::new().unwrap().block_on(async {
-/// let hash = spinpark::spawn_blocking(|| (0..1000u64).sum::<u64>()).await.unwrap();
-/// assert_eq!(hash, 499_500);
-/// # });
-/// ```
-#[track_caller]
-pub fn spawn_blocking<F, R>(f: F) -> JoinHandle<R>
-where
-    F: FnOnce() -> R + Send + 'static,
-    R: Send + 'static,
-{
-    match Handle::try_current() {
-        Ok(h) => h.spawn_blocking(f),
-        Err(_) => panic!("spinpark::spawn_blocking called outside a spinpark runtime"),
-    }
-}
-}
+#[cfg(not(loom))]
+pub use runtime::{
+    spawn, spawn_blocking, worker_index, Builder, EnterGuard, Handle, JoinSet, Runtime,
+    RuntimeFlavor, TryCurrentError, DEFAULT_SPIN,
+};
+#[cfg(not(loom))]
+pub use scheduler::{RuntimeMetrics, WorkerMetrics};
+#[cfg(not(loom))]
+pub use task::{coop, yield_now, AbortHandle, JoinError, JoinHandle, YieldNow};

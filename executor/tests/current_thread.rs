@@ -365,3 +365,84 @@ impl<T> Future for OneRx<T> {
         }
     }
 }
+
+/// Records, when dropped, whether a runtime was current, and spawns cleanup work there.
+struct CleanUpOnDrop {
+    runtime_current: Arc<AtomicUsize>,
+    spawned: Arc<AtomicUsize>,
+}
+
+impl Drop for CleanUpOnDrop {
+    fn drop(&mut self) {
+        if let Ok(h) = Handle::try_current() {
+            self.runtime_current.fetch_add(1, SeqCst);
+            // A destructor may spawn cleanup work, as on tokio (the runtime is going away, so
+            // the task is cancelled, but spawning must not panic).
+            drop(h.spawn(async {}));
+            self.spawned.fetch_add(1, SeqCst);
+        }
+    }
+}
+
+#[test]
+fn tasks_left_at_shutdown_are_dropped_inside_the_runtime() {
+    within_watchdog("shutdown context", || {
+        let current_seen = Arc::new(AtomicUsize::new(0));
+        let spawned = Arc::new(AtomicUsize::new(0));
+        let guard = || CleanUpOnDrop {
+            runtime_current: current_seen.clone(),
+            spawned: spawned.clone(),
+        };
+        let rt = current();
+        // One task that waits (polled once), one queued and never polled.
+        let g1 = guard();
+        rt.spawn(async move {
+            let _g = g1;
+            std::future::pending::<()>().await
+        });
+        rt.block_on(yield_now());
+        let g2 = guard();
+        rt.spawn(async move {
+            let _g = g2;
+        });
+        drop(rt);
+        assert_eq!(
+            current_seen.load(SeqCst),
+            2,
+            "a task was dropped outside the runtime"
+        );
+        assert_eq!(spawned.load(SeqCst), 2);
+    });
+}
+
+#[test]
+fn tasks_left_at_multi_thread_shutdown_are_dropped_inside_the_runtime() {
+    within_watchdog("multi-thread shutdown context", || {
+        let current_seen = Arc::new(AtomicUsize::new(0));
+        let spawned = Arc::new(AtomicUsize::new(0));
+        let rt = Builder::new().worker_threads(2).build().unwrap();
+        let (polled_tx, polled_rx) = mpsc::channel();
+        for _ in 0..8 {
+            let g = CleanUpOnDrop {
+                runtime_current: current_seen.clone(),
+                spawned: spawned.clone(),
+            };
+            let polled = polled_tx.clone();
+            rt.spawn(async move {
+                let _g = g;
+                polled.send(()).unwrap();
+                std::future::pending::<()>().await
+            });
+        }
+        for _ in 0..8 {
+            polled_rx.recv().unwrap();
+        }
+        drop(rt);
+        assert_eq!(
+            current_seen.load(SeqCst),
+            8,
+            "a task was dropped outside the runtime"
+        );
+        assert_eq!(spawned.load(SeqCst), 8);
+    });
+}

@@ -1,4 +1,4 @@
-//! `JoinSet` (issue 21): results in completion order, panics and aborts as `JoinError`s,
+//! `JoinSet`: results in completion order, panics and aborts as `JoinError`s,
 //! `abort_all` / `detach_all` / `shutdown` / drop, cancel safety under `select!`, and many tasks.
 //!
 //! Every scenario runs under a watchdog, as in `faults.rs`: a hang becomes a test failure.
@@ -548,4 +548,51 @@ fn a_join_set_is_send_and_sync_when_its_output_is_send() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<JoinSet<u32>>();
     assert_send_sync::<JoinSet<Box<dyn std::any::Any + Send>>>();
+}
+
+#[test]
+fn spawn_returns_an_abort_handle_for_that_task() {
+    within("abort handles", || {
+        let rt = rt(2);
+        rt.block_on(async {
+            let mut set = JoinSet::new();
+            let stuck: spinpark_executor::AbortHandle = set.spawn(std::future::pending::<u32>());
+            let quick = set.spawn(async { 7 });
+            assert!(!stuck.is_finished());
+            stuck.abort();
+            let mut cancelled = 0;
+            let mut outputs = Vec::new();
+            while let Some(res) = set.join_next().await {
+                match res {
+                    Ok(v) => outputs.push(v),
+                    Err(e) => {
+                        assert!(e.is_cancelled());
+                        cancelled += 1;
+                    }
+                }
+            }
+            assert_eq!((cancelled, outputs), (1, vec![7]));
+            assert!(stuck.is_finished() && quick.is_finished());
+            // Aborting a finished task does nothing.
+            quick.abort();
+        });
+    });
+}
+
+#[test]
+fn a_join_handle_gives_abort_handles_that_outlive_it() {
+    within("JoinHandle::abort_handle", || {
+        let rt = rt(2);
+        rt.block_on(async {
+            let handle = spinpark_executor::spawn(std::future::pending::<()>());
+            let abort = handle.abort_handle();
+            let again = abort.clone();
+            // The abort handle works from another task, whoever holds the JoinHandle.
+            spinpark_executor::spawn(async move { again.abort() })
+                .await
+                .unwrap();
+            assert!(handle.await.unwrap_err().is_cancelled());
+            assert!(abort.is_finished());
+        });
+    });
 }

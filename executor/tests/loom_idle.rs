@@ -390,7 +390,7 @@ impl Tasks {
     }
 }
 
-/// A worker as `worker.rs` runs it: run tasks; out of them, spin (scan the queues, then poll
+/// A worker as `scheduler/worker.rs` runs it: run tasks; out of them, spin (scan the queues, then poll
 /// the reactor) for one iteration if allowed, then park, with the re-check taking a task as
 /// `next_task` does.
 fn reactor_worker(m: &Model, t: &Tasks, r: &Reactor) {
@@ -567,7 +567,7 @@ fn more_read_before_the_cas_strands_work() {
 /// and never parks). T2 waits on a timer. Worker B parks beside it: not the last awake
 /// worker, so on the futex, not in the reactor. `a_spins_first`: A was spinning when B
 /// parked, and then found the task (the spinner that picked up a request whose handler
-/// blocks). With `watchdog`, the watchdog thread runs beside them (`watchdog.rs`); without
+/// blocks). With `watchdog`, the watchdog thread runs beside them (`scheduler/watchdog.rs`); without
 /// it, this is the protocol as it was before the watchdog.
 fn busy_worker(watchdog: bool, a_spins_first: bool) {
     loom::model(move || {

@@ -15,6 +15,8 @@
 //! running meanwhile. The trait is sealed: its implementations are the ones tokio has.
 
 use std::io;
+
+use crate::sys;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 
 /// Something that resolves to socket addresses: a `SocketAddr`, `(IpAddr, u16)`,
@@ -70,7 +72,7 @@ pub(crate) async fn resolve(addr: impl ToSocketAddrs) -> io::Result<Vec<SocketAd
                 .spawn_blocking(move || {
                     std::net::ToSocketAddrs::to_socket_addrs(name.as_str())
                         .map(|a| a.collect::<Vec<_>>())
-                        .map_err(|e| io::Error::new(e.kind(), format!("resolving {name}: {e}")))
+                        .map_err(|e| sys::with_context(e, || format!("resolving {name}")))
                 })
                 .await;
             r.map_err(io::Error::from)?
@@ -82,7 +84,8 @@ pub(crate) async fn resolve(addr: impl ToSocketAddrs) -> io::Result<Vec<SocketAd
 /// like `tokio::net::lookup_host`.
 ///
 /// # Errors
-/// The resolver's error, naming the host; an error outside a spinpark runtime.
+/// The resolver's error, naming the host (an OS error is returned as it is, so that
+/// `raw_os_error()` answers); an error outside a spinpark runtime.
 ///
 /// ```
 /// # spinpark::Runtime::new().unwrap().block_on(async {

@@ -82,8 +82,7 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// ```
     pub fn new(inner: T) -> io::Result<Self> {
         let fd = inner.as_raw_fd();
-        let nonblocking = crate::sys::is_nonblocking(fd)
-            .map_err(|e| io::Error::new(e.kind(), format!("AsyncFd::new(fd {fd}): {e}")))?;
+        let nonblocking = crate::sys::is_nonblocking(fd)?;
         if !nonblocking {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,

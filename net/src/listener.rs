@@ -22,7 +22,7 @@
 //!   once would fail the same way, in a busy loop. So accepting pauses [`ACCEPT_BACKOFF`] on
 //!   a timer of the listener's reactor, and tries again as long as it takes; existing
 //!   connections keep being served meanwhile, and one of them closing frees a descriptor.
-//! * Any other error is returned, naming the call.
+//! * Any other error is returned as the OS gave it.
 
 use std::future::Future;
 use std::io;
@@ -124,7 +124,7 @@ impl<S: AsRawFd> ListenerCore<S> {
 /// An error that concerns only the connection being accepted.
 fn is_per_connection(e: &io::Error) -> bool {
     matches!(
-        sys::errno(e),
+        e.raw_os_error(),
         Some(libc::ECONNABORTED | libc::EPERM | libc::EPROTO | libc::ECONNRESET | libc::ETIMEDOUT)
     )
 }
@@ -132,7 +132,7 @@ fn is_per_connection(e: &io::Error) -> bool {
 /// Out of descriptors or memory: the pending connection stays queued in the kernel.
 fn is_resource_exhaustion(e: &io::Error) -> bool {
     matches!(
-        sys::errno(e),
+        e.raw_os_error(),
         Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
     )
 }

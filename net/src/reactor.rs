@@ -104,12 +104,11 @@ impl Reactor {
     /// The reactor of `handle`'s runtime, created and installed on first use.
     ///
     /// # Errors
-    /// Once the runtime has shut down: nobody would ever poll the reactor, so a socket or
-    /// timer registered with it would wait forever.
+    /// Once the runtime has shut its reactor down: nobody would ever poll it, so a socket or
+    /// timer registered with it would wait forever. (While the runtime is shutting down, up
+    /// to the point where its workers have stopped, a task a worker polled just before it saw
+    /// the shutdown still gets the reactor, and is dropped with the rest afterwards.)
     pub(crate) fn of(handle: &Handle) -> io::Result<Arc<Reactor>> {
-        if handle.is_shutdown() {
-            return Err(shut_down());
-        }
         let driver = driver::get_or_install(handle, || {
             let r = Reactor::new(handle)?;
             Ok(Box::new(NetDriver(Arc::new(r))))

@@ -16,21 +16,28 @@
 //!
 //! Once a signal has a listener, its handler stays installed for the rest of the process (as
 //! in tokio): the signal no longer has its default effect (SIGINT no longer ends the
-//! process), even after every [`Signal`] for it is dropped. Deliveries that happen between two
-//! [`Signal::recv`] calls may be merged into one, as the kernel merges pending signals.
+//! process), even after every [`Signal`] for it is dropped.
 //!
-//! # Keep the listener across `select!` turns
+//! # Which listener sees which delivery
 //!
-//! A listener sees the deliveries from its creation on. Create it once, before the loop, and
-//! poll it in every turn: a [`ctrl_c()`] or [`signal`] created anew in each turn of a
-//! `select!` loop listens only while that turn runs, and a signal that arrives between two
-//! turns finds no listener and is lost, while the handler, still installed, keeps it from
-//! having its default effect either.
+//! * Every listener that exists when a signal is delivered reports it, once. Deliveries
+//!   between two [`Signal::recv`] calls may be merged into one, as the kernel merges pending
+//!   signals.
+//! * A delivery that no listener has reported yet is kept for the next listener of its
+//!   signal, which reports it at once (several such deliveries, as one). So a signal that
+//!   arrives while no listener exists (between two turns of a `select!` loop that makes a
+//!   [`ctrl_c()`] in each turn, say) is not lost, as in tokio.
+//! * A delivery that some listener has reported is not reported to a listener made after
+//!   that.
+//! * Before the first listener of a signal, its handler is not installed: the signal still
+//!   has its default effect, and no delivery is counted.
+//!
+//! A listener that exists at a delivery but has not reported it yet does not stop a new
+//! listener from reporting it too: both do. tokio decides the same case by whether its
+//! driver has processed the signal before the new listener subscribes.
 //!
 //! ```no_run
 //! # async fn f(listener: spinpark_net::TcpListener) -> std::io::Result<()> {
-//! use spinpark_net::signal::{signal, SignalKind};
-//! let mut interrupt = signal(SignalKind::interrupt())?; // once, before the loop
 //! loop {
 //!     tokio::select! {
 //!         accepted = listener.accept() => {
@@ -38,7 +45,8 @@
 //!             // spawn a task for `stream` ...
 //! #           drop(stream);
 //!         }
-//!         _ = interrupt.recv() => break, // every SIGINT since the loop started is seen
+//!         // A fresh listener each turn: a SIGINT between two turns waits for the next one.
+//!         _ = spinpark_net::signal::ctrl_c() => break,
 //!     }
 //! }
 //! # Ok(()) }
@@ -53,7 +61,9 @@
 //! list per signal, which that registration wakes; a delivery of another signal wakes none of
 //! them. So listeners cost no descriptor each: a signal has one eventfd however many listen,
 //! and once it has one, registering another listener opens nothing and cannot fail for want
-//! of descriptors.
+//! of descriptors. Beside the delivery count, each signal keeps the highest count a listener
+//! has reported; a new listener starts from that mark, which is how a delivery no listener
+//! has reported is kept for the next one.
 //!
 //! Listeners never read the eventfd: a listener that drained it could make the event another
 //! runtime's epoll has yet to collect read as "not readable" (epoll reports the state at
@@ -279,12 +289,11 @@ impl std::fmt::Debug for Signal {
     }
 }
 
-/// Listens for `kind` from now on, on the current runtime's reactor.
+/// Listens for `kind` on the current runtime's reactor: the deliveries from now on, and at
+/// once any earlier delivery no listener has reported yet (see the module docs).
 ///
 /// The first call for a signal installs its handler for the rest of the process (see the
-/// module docs). Create the listener once and keep it across the turns of a `select!` loop:
-/// one created anew each turn misses the signals that arrive between turns (the module docs
-/// show the loop).
+/// module docs).
 ///
 /// # Errors
 /// `InvalidInput` for a number that is not a signal, or for SIGKILL, SIGSTOP, SIGILL, SIGFPE
@@ -334,8 +343,9 @@ pub fn signal(kind: SignalKind) -> io::Result<Signal> {
     let reactor = Reactor::current()?;
     let fd = registry::kind_fd(signum)?;
     let readiness = reactor.shared_source(fd)?;
-    // Read the count after installing, so only deliveries from now on are reported.
-    let seen = registry::delivered(signum);
+    // Start from the last delivery a listener reported: the ones since (while no listener
+    // existed, or before any listener reported them) are this listener's to report.
+    let seen = registry::reported(signum);
     let waiters = registry::waiters(signum);
     let slot = waiters.add();
     Ok(Signal {
@@ -347,22 +357,18 @@ pub fn signal(kind: SignalKind) -> io::Result<Signal> {
     })
 }
 
-/// Waits for the next Ctrl-C (SIGINT). The handler is installed when the future is first
-/// polled; a SIGINT before that is not seen.
-///
-/// In a loop, keep one listener across the turns rather than calling `ctrl_c()` in each: a
-/// `ctrl_c()` created in a `select!` turn listens only during that turn, so a SIGINT that
-/// arrives between turns is lost (and, the handler being installed, does not end the process
-/// either). Use [`signal`]`(SignalKind::interrupt())` created before the loop, as the module
-/// docs show, or pin one `ctrl_c()` future before the loop:
+/// Waits for the next Ctrl-C (SIGINT). The future listens from its first poll, which
+/// installs the handler if no SIGINT listener has before; from then on a SIGINT that no
+/// listener has reported yet is kept for the next one, so a `ctrl_c()` made afresh in each
+/// turn of a `select!` loop sees a SIGINT that arrived between two turns (see the module
+/// docs).
 ///
 /// ```no_run
 /// # async fn f(listener: spinpark_net::TcpListener) -> std::io::Result<()> {
-/// let mut ctrl_c = std::pin::pin!(spinpark_net::signal::ctrl_c()); // once, before the loop
 /// loop {
 ///     tokio::select! {
 ///         accepted = listener.accept() => { let (_stream, _) = accepted?; }
-///         _ = &mut ctrl_c => break,
+///         _ = spinpark_net::signal::ctrl_c() => break,
 ///     }
 /// }
 /// # Ok(()) }
@@ -463,6 +469,7 @@ impl Signal {
         let now = registry::delivered(self.kind.0);
         if now != self.seen {
             self.seen = now;
+            registry::mark_reported(self.kind.0, now);
             true
         } else {
             false

@@ -3,22 +3,22 @@
 //!
 //! ```text
 //! // SAFETY: ...
-//! let fd = check(unsafe { libc::accept4(fd, ...) }, || "accept4")?;
+//! let fd = check(unsafe { libc::accept4(fd, ...) })?;
 //! ```
 //!
-//! A failure comes back as an `io::Error` of the errno's kind that names the call, so it
-//! reads as "epoll_ctl(ADD, fd 7): Bad file descriptor (os error 9)" rather than a bare
-//! errno; [`errno`] still finds the code for callers that branch on it (accept's back-off,
-//! connect's `EINPROGRESS`). Two results are not failures but "try again" signals that the
-//! callers consume on every drained read and filled write: `EAGAIN` and `EINTR` come back as
-//! plain OS errors, which cost no allocation.
+//! A failure comes back as the OS error itself (`io::Error::last_os_error()`), exactly as the
+//! standard library and tokio return it: `raw_os_error()` gives the errno and `kind()` its
+//! kind, so callers (and users) can branch on either, and it reads as "Connection refused
+//! (os error 111)". No context is added to an OS error: an `io::Error` holds either an OS
+//! code or a custom payload, never both, so naming the call (or the address) would lose the
+//! code. Context goes only on errors that have no OS code to lose ([`with_context`]: a
+//! resolver failure, an error the crate makes itself such as a path too long for a socket
+//! address).
 //!
 //! The calls live in submodules by subject: the reactor's epoll, eventfd and `poll`
 //! (`sys/epoll.rs`), sockets and their addresses (`sys/socket.rs`), and signal handlers
 //! (`sys/signal.rs`).
 
-use std::borrow::Cow;
-use std::fmt;
 use std::io;
 use std::os::fd::RawFd;
 
@@ -50,62 +50,29 @@ impl SysRet for libc::ssize_t {
     }
 }
 
-/// Checks the result of the libc call that `call` describes (called only on failure, so a
-/// description that formats costs nothing on success): `Ok(ret)`, or the call's error.
-pub(crate) fn check<T: SysRet, D: Into<Cow<'static, str>>>(
-    ret: T,
-    call: impl FnOnce() -> D,
-) -> io::Result<T> {
-    if !ret.failed() {
-        return Ok(ret);
-    }
-    let os = io::Error::last_os_error();
-    match os.kind() {
-        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Err(os),
-        kind => Err(io::Error::new(
-            kind,
-            CallError {
-                call: call().into(),
-                os,
-            },
-        )),
+/// Checks the result of a libc call: `Ok(ret)`, or the OS error `errno` holds, as it is.
+pub(crate) fn check<T: SysRet>(ret: T) -> io::Result<T> {
+    if ret.failed() {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
     }
 }
 
-/// The OS error code of an error from [`check`] (or of a plain OS error).
-pub(crate) fn errno(e: &io::Error) -> Option<libc::c_int> {
-    e.raw_os_error().or_else(|| {
-        e.get_ref()?
-            .downcast_ref::<CallError>()
-            .and_then(|c| c.os.raw_os_error())
-    })
-}
-
-/// A failed call: what was called, and the OS error (its `source`).
-#[derive(Debug)]
-struct CallError {
-    call: Cow<'static, str>,
-    os: io::Error,
-}
-
-impl fmt::Display for CallError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.call, self.os)
-    }
-}
-
-impl std::error::Error for CallError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.os)
+/// `e` with `context` in front of its message, if it has no OS code; an OS error is returned
+/// as it is, so that `raw_os_error()` still answers (see the module docs).
+pub(crate) fn with_context(e: io::Error, context: impl FnOnce() -> String) -> io::Error {
+    if e.raw_os_error().is_some() {
+        e
+    } else {
+        io::Error::new(e.kind(), format!("{}: {e}", context()))
     }
 }
 
 /// Whether `fd` is in non-blocking mode (`fcntl(F_GETFL)`).
 pub(crate) fn is_nonblocking(fd: RawFd) -> io::Result<bool> {
     // SAFETY: F_GETFL reads the flags of an fd the caller keeps open; no pointers.
-    let flags = check(unsafe { libc::fcntl(fd, libc::F_GETFL) }, || {
-        format!("fcntl(fd {fd}, F_GETFL)")
-    })?;
+    let flags = check(unsafe { libc::fcntl(fd, libc::F_GETFL) })?;
     Ok(flags & libc::O_NONBLOCK != 0)
 }
 
@@ -114,15 +81,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_failure_names_the_call_and_keeps_its_kind_and_code() {
+    fn a_failure_is_the_os_error_as_std_gives_it() {
         // SAFETY: close(2) of an fd that is not open only fails with EBADF.
-        let e = check(unsafe { libc::close(-1) }, || "close(-1)").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            format!("close(-1): {}", io::Error::from_raw_os_error(libc::EBADF))
-        );
-        assert_eq!(errno(&e), Some(libc::EBADF));
-        assert_eq!(e.kind(), io::Error::from_raw_os_error(libc::EBADF).kind());
+        let e = check(unsafe { libc::close(-1) }).unwrap_err();
+        let std = io::Error::from_raw_os_error(libc::EBADF);
+        assert_eq!(e.raw_os_error(), Some(libc::EBADF));
+        assert_eq!(e.kind(), std.kind());
+        assert_eq!(e.to_string(), std.to_string());
+    }
+
+    #[test]
+    fn context_goes_only_on_errors_without_an_os_code() {
+        let os = with_context(io::Error::from_raw_os_error(libc::ENOENT), || "x".into());
+        assert_eq!(os.raw_os_error(), Some(libc::ENOENT));
+        let own = io::Error::new(io::ErrorKind::InvalidInput, "bad");
+        let own = with_context(own, || "resolving h".into());
+        assert_eq!(own.kind(), io::ErrorKind::InvalidInput);
+        assert_eq!(own.to_string(), "resolving h: bad");
     }
 
     #[test]

@@ -51,7 +51,8 @@ impl UdpSocket {
     /// Binds to `addr` (the first of its addresses that works).
     ///
     /// # Errors
-    /// The bind error, naming the address; or an error outside a spinpark runtime.
+    /// The bind error as the OS gave it (`AddrInUse`, ...); an error outside a spinpark
+    /// runtime.
     ///
     /// ```
     /// # spinpark::Runtime::new().unwrap().block_on(async {
@@ -61,8 +62,7 @@ impl UdpSocket {
     /// ```
     pub async fn bind(addr: impl ToSocketAddrs) -> io::Result<UdpSocket> {
         let addrs = resolve(addr).await?;
-        let std = std::net::UdpSocket::bind(&addrs[..])
-            .map_err(|e| io::Error::new(e.kind(), format!("binding a UDP socket: {e}")))?;
+        let std = std::net::UdpSocket::bind(&addrs[..])?;
         Self::from_std(std)
     }
 
@@ -109,10 +109,7 @@ impl UdpSocket {
     /// ```
     pub async fn connect(&self, addr: impl ToSocketAddrs) -> io::Result<()> {
         let addrs = resolve(addr).await?;
-        self.io
-            .get()
-            .connect(&addrs[..])
-            .map_err(|e| io::Error::new(e.kind(), format!("connecting a UDP socket: {e}")))
+        self.io.get().connect(&addrs[..])
     }
 
     /// Sends a datagram to `target`; returns the bytes sent.

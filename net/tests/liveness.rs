@@ -9,7 +9,9 @@
 //! the blocking task gives up, and the test fails on that.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering::Acquire, Ordering::Release};
+use std::sync::atomic::{
+    AtomicBool, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -159,6 +161,68 @@ fn a_handler_that_blocks_leaves_other_connections_served() {
                 &buf[..n],
                 b"held",
                 "{how:?}: the echo or the timer waited for the blocked handler to give up"
+            );
+        });
+    }
+}
+
+/// Where a link of a blocking chain spawns the next one.
+#[derive(Debug, Clone, Copy)]
+enum Spawn {
+    /// Block, then spawn the next link, then return (the next link runs on the same worker).
+    After,
+    /// Spawn the next link, then block (an idle worker takes the next link from the
+    /// blocked worker's LIFO slot, so both workers go from link to link).
+    Before,
+}
+
+/// One link of a chain of short blocking tasks: blocks its worker for 20 ms, and spawns the
+/// next link until `fired` is set or `left` runs out; counts itself in `links`.
+fn link(fired: Arc<AtomicBool>, links: Arc<AtomicUsize>, left: usize, how: Spawn) {
+    let next = move |fired: Arc<AtomicBool>, links: Arc<AtomicUsize>| {
+        if left > 0 && !fired.load(Acquire) {
+            spawn(async move { link(fired, links, left - 1, how) });
+        }
+    };
+    links.fetch_add(1, Relaxed);
+    match how {
+        Spawn::After => {
+            std::thread::sleep(Duration::from_millis(20));
+            next(fired, links);
+        }
+        Spawn::Before => {
+            next(fired, links);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// Workers that go from short blocking task to short blocking task (20 ms each, never idle,
+/// so nobody parks and the watchdog has nothing to watch) must still serve the reactor: a 1 ms
+/// timer fires within a couple of links, not after dozens (every 61 tasks of each worker, as
+/// the busy workers once polled the reactor: 15-35 links, 0.3-0.7 s). The count of links is
+/// driven by the order of events, not by the clock: each link outlasts the timer and the
+/// watch period, so the first reactor poll after a link fires the timer.
+#[test]
+fn a_chain_of_short_blocking_tasks_leaves_timers_served() {
+    for how in [Spawn::After, Spawn::Before] {
+        rt(2).block_on(async {
+            let fired = Arc::new(AtomicBool::new(false));
+            let links = Arc::new(AtomicUsize::new(0));
+            let (f, l) = (fired.clone(), links.clone());
+            spawn(async move { link(f, l, 500, how) });
+            // Wait (off the workers) for the chain to be under way.
+            while links.load(Relaxed) == 0 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let at_arm = links.load(Relaxed);
+            spawn(sleep(Duration::from_millis(1))).await.unwrap();
+            let at_fire = links.load(Relaxed);
+            fired.store(true, Release);
+            assert!(
+                at_fire - at_arm <= 6,
+                "{how:?}: the 1 ms timer fired only after {} more links of 20 ms",
+                at_fire - at_arm
             );
         });
     }

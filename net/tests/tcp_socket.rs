@@ -66,11 +66,11 @@ fn reuseport_lets_two_listeners_share_a_port() {
         a.bind(local()).unwrap();
         let addr = a.local_addr().unwrap();
         let _la = a.listen(8).unwrap();
-        // Without SO_REUSEPORT the port is taken, with a clear error.
+        // Without SO_REUSEPORT the port is taken: the OS error, as std gives it.
         let plain = TcpSocket::new_v4().unwrap();
         let e = plain.bind(addr).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::AddrInUse);
-        assert!(e.to_string().contains(&addr.to_string()), "{e}");
+        assert_eq!(e.raw_os_error(), Some(libc::EADDRINUSE), "{e}");
         let b = TcpSocket::new_v4().unwrap();
         b.set_reuseport(true).unwrap();
         b.bind(addr).unwrap();
@@ -79,7 +79,7 @@ fn reuseport_lets_two_listeners_share_a_port() {
 }
 
 #[test]
-fn connect_errors_name_the_address() {
+fn connect_errors_are_the_os_error() {
     rt().block_on(async {
         let closed = {
             let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -91,7 +91,7 @@ fn connect_errors_name_the_address() {
             .await
             .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused);
-        assert!(e.to_string().contains(&closed.to_string()), "{e}");
+        assert_eq!(e.raw_os_error(), Some(libc::ECONNREFUSED), "{e}");
     });
 }
 

@@ -128,6 +128,14 @@ pub struct TimeoutArgs {
     /// unanswered as long (0: no pings)
     #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = crate::duration::parse)]
     pub h2_keep_alive: Duration,
+    /// A request body's time from its request head, before what `--body-min-rate` adds: a
+    /// body trickled slower than that rate is cut after about this long
+    #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = timeout)]
+    pub body_timeout: Duration,
+    /// Each this many bytes of request body received give it one more second (0: the body
+    /// must be complete within --body-timeout)
+    #[arg(long, value_name = "BYTES_PER_SEC", default_value_t = 1024)]
+    pub body_min_rate: u32,
 }
 
 #[cfg(feature = "hyper")]
@@ -143,6 +151,9 @@ impl TimeoutArgs {
     /// }
     /// let cli = Cli::try_parse_from(["server"]).unwrap();
     /// assert_eq!(cli.timeouts.timeouts(), examples_common::conn_timeouts::Timeouts::DEFAULT);
+    /// let cli = Cli::try_parse_from(["server", "--body-timeout", "5s", "--body-min-rate", "0"]);
+    /// let t = cli.unwrap().timeouts.timeouts();
+    /// assert_eq!((t.body, t.body_min_rate), (std::time::Duration::from_secs(5), 0));
     /// ```
     pub fn timeouts(&self) -> crate::conn_timeouts::Timeouts {
         crate::conn_timeouts::Timeouts {
@@ -150,6 +161,8 @@ impl TimeoutArgs {
             header_read: self.header_timeout,
             idle: self.idle_timeout,
             h2_keep_alive: (!self.h2_keep_alive.is_zero()).then_some(self.h2_keep_alive),
+            body: self.body_timeout,
+            body_min_rate: self.body_min_rate,
         }
     }
 }

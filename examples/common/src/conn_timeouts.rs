@@ -1,5 +1,6 @@
 //! Per-connection timeouts for the HTTP and gRPC examples, so that clients that connect and
-//! then send nothing, stop mid-handshake or trickle bytes cannot hold a descriptor forever:
+//! then send nothing, stop mid-handshake or trickle bytes (headers or a body) cannot hold a
+//! descriptor forever:
 //! [`Timeouts`] (what a deployment would set, each a command-line flag) and [`TimedIo`], the
 //! hyper I/O wrapper that enforces the handshake and idle deadlines on any runtime.
 //!
@@ -29,6 +30,12 @@
 //! * **HTTP/1 request headers** (`header_read`): hyper's own `header_read_timeout`. hyper
 //!   arms it whenever it starts waiting for a request head, so it also bounds the wait for
 //!   the next request on a keep-alive connection.
+//! * **Request bodies** (`body`, `body_min_rate`), HTTP/1 and HTTP/2: from the request head,
+//!   a body has `body` (20 s), plus one second for every `body_min_rate` bytes (1024)
+//!   received, so a body sent at 1 KiB/s or faster may take as long as it needs, and one
+//!   trickled a byte (or a small DATA frame) at a time is cut after about 20 s. hyper has no
+//!   such timeout and the idle one is reset by every byte; the services are wrapped with
+//!   [`Timeouts::with_body_deadline`] (see [`crate::body_deadline`]).
 //! * **Idle** (`idle`): after the handshake, a connection on which no byte is read or written
 //!   for this long, while hyper waits on the socket, is closed (a request body or a response
 //!   that stalls, an HTTP/2 peer that stops answering). [`TimedIo`] checks it lazily: a
@@ -43,6 +50,8 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use hyper::rt::{Read, ReadBuf, ReadBufCursor, Sleep, Timer, Write};
+
+use crate::body_deadline::WithBodyDeadline;
 
 /// The first bytes of every HTTP/2 connection (RFC 9113, section 3.4).
 const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -61,6 +70,12 @@ pub struct Timeouts {
     /// HTTP/2: the ping interval, and how long a ping may go unanswered; `None` sends no
     /// pings. Default 20 s.
     pub h2_keep_alive: Option<Duration>,
+    /// A request body's time from its request head, before what it earns by `body_min_rate`.
+    /// Default 20 s.
+    pub body: Duration,
+    /// Each this many bytes of request body received earn it one more second (0: the body
+    /// deadline is fixed). Default 1024.
+    pub body_min_rate: u32,
 }
 
 impl Timeouts {
@@ -70,6 +85,8 @@ impl Timeouts {
         header_read: Duration::from_secs(30),
         idle: Duration::from_secs(60),
         h2_keep_alive: Some(Duration::from_secs(20)),
+        body: Duration::from_secs(20),
+        body_min_rate: 1024,
     };
 
     /// Installs `timer` and these timeouts on hyper-util's connection builder (HTTP/1's
@@ -117,7 +134,24 @@ impl Timeouts {
     /// # }
     /// ```
     pub fn timed<I, T: Timer>(&self, io: I, timer: T, accepted: Instant) -> TimedIo<I, T> {
-        TimedIo::new(io, timer, accepted + self.handshake, self.idle)
+        TimedIo::new(io, timer, after(accepted, self.handshake), self.idle)
+    }
+
+    /// Wraps the hyper service `svc` so that each request's body has these body deadlines
+    /// (`body`, `body_min_rate`; see [`crate::body_deadline`]).
+    ///
+    /// ```
+    /// use examples_common::body_deadline::BodyDeadline;
+    /// use examples_common::conn_timeouts::Timeouts;
+    /// type Timed = BodyDeadline<hyper::body::Incoming, spinpark::hyper::Timer>;
+    /// let svc = Timeouts::default().with_body_deadline(
+    ///     hyper::service::service_fn(examples_common::http::handle::<Timed>),
+    ///     spinpark::hyper::Timer::new(),
+    /// );
+    /// # drop(svc);
+    /// ```
+    pub fn with_body_deadline<S, T>(&self, svc: S, timer: T) -> WithBodyDeadline<S, T> {
+        WithBodyDeadline::new(svc, timer, self.body, self.body_min_rate)
     }
 }
 
@@ -204,7 +238,8 @@ impl<I, T: Timer> TimedIo<I, T> {
             let n = bytes.len().min(rest.len());
             if bytes[..n] != rest[..n] || matched + n == H2_PREFACE.len() {
                 self.stage = Stage::Open;
-                self.timer.reset(&mut self.sleep, self.last + self.idle);
+                self.timer
+                    .reset(&mut self.sleep, after(self.last, self.idle));
             } else {
                 self.stage = Stage::Handshake {
                     matched: matched + n,
@@ -228,7 +263,7 @@ impl<I, T: Timer> TimedIo<I, T> {
                     ))
                 }
                 Stage::Open => {
-                    let due = self.last + self.idle;
+                    let due = after(self.last, self.idle);
                     if due <= Instant::now() {
                         return Poll::Ready(io::Error::new(
                             io::ErrorKind::TimedOut,
@@ -338,5 +373,26 @@ impl<I: Write + Unpin, T: Timer + Unpin> Write for TimedIo<I, T> {
             Poll::Pending => this.poll_deadline(cx).map(Err),
             r => r,
         }
+    }
+}
+
+/// `t + d`, or a century after `t` where that overflows `Instant` (`--idle-timeout` of any
+/// size means "practically never", not a panic).
+fn after(t: Instant, d: Duration) -> Instant {
+    t.checked_add(d)
+        .unwrap_or_else(|| t + Duration::from_secs(100 * 365 * 24 * 3600))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadlines_from_huge_timeouts_do_not_overflow() {
+        let now = Instant::now();
+        for d in [Duration::MAX, Duration::from_secs(u64::MAX / 2)] {
+            assert!(after(now, d) > now + Duration::from_secs(365 * 24 * 3600));
+        }
+        assert_eq!(after(now, Duration::from_secs(5)), now + Duration::from_secs(5));
     }
 }

@@ -88,9 +88,8 @@ pub async fn serve_connection(
     let mut builder = auto::Builder::new(Executor::new());
     t.configure(&mut builder, Timer::new());
     let io = t.timed(Io::new(stream), Timer::new(), accepted);
-    builder
-        .serve_connection(io, TowerToHyperService::new(routes))
-        .await
+    let svc = t.with_body_deadline(TowerToHyperService::new(routes), Timer::new());
+    builder.serve_connection(io, svc).await
 }
 
 /// [`serve_with`] with the default [`Timeouts`].

@@ -5,23 +5,25 @@
 //!
 //! Routes: `GET /` answers `Hello, world!`; `POST /echo` streams the request body back as it
 //! arrives (nothing is buffered whole, so a large body costs no memory); anything else is 404.
+//! Request bodies have the deadline of [`Timeouts::with_body_deadline`]: a body that turns
+//! up too slowly fails, and with it the echo response.
 
 use std::convert::Infallible;
 use std::error::Error;
 use std::time::Instant;
 
 use http_body_util::{BodyExt, Full};
-use hyper::body::{Bytes, Incoming};
+use hyper::body::Bytes;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::server::conn::auto;
 
 use crate::conn_timeouts::Timeouts;
 
-/// Errors of a connection.
+/// Errors of a connection, and of a body.
 pub type BoxError = Box<dyn Error + Send + Sync>;
 
 /// The response body of [`handle`].
-pub type Body = http_body_util::combinators::BoxBody<Bytes, hyper::Error>;
+pub type Body = http_body_util::combinators::BoxBody<Bytes, BoxError>;
 
 /// The greeting of `GET /`.
 pub const HELLO: &str = "Hello, world!";
@@ -30,11 +32,16 @@ fn full(b: impl Into<Bytes>) -> Body {
     Full::new(b.into()).map_err(|e| match e {}).boxed()
 }
 
-/// The service, as a hyper handler.
-pub async fn handle(req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+/// The service, as a hyper handler, for any request body (hyper's `Incoming`, or one
+/// wrapped in a body deadline).
+pub async fn handle<B>(req: Request<B>) -> Result<Response<Body>, Infallible>
+where
+    B: hyper::body::Body<Data = Bytes> + Send + Sync + 'static,
+    B::Error: Into<BoxError>,
+{
     let resp = match (req.method(), req.uri().path()) {
         (&Method::GET, "/") => Response::new(full(HELLO)),
-        (&Method::POST, "/echo") => Response::new(req.into_body().boxed()),
+        (&Method::POST, "/echo") => Response::new(req.into_body().map_err(Into::into).boxed()),
         _ => {
             let mut r = Response::new(full("not found\n"));
             *r.status_mut() = StatusCode::NOT_FOUND;
@@ -71,11 +78,11 @@ where
     let io = t.timed(Io::new(stream), Timer::new(), accepted);
     if use_axum {
         let svc = hyper_util::service::TowerToHyperService::new(axum_router());
+        let svc = t.with_body_deadline(svc, Timer::new());
         builder.serve_connection(io, svc).await
     } else {
-        builder
-            .serve_connection(io, hyper::service::service_fn(handle))
-            .await
+        let svc = t.with_body_deadline(hyper::service::service_fn(handle), Timer::new());
+        builder.serve_connection(io, svc).await
     }
 }
 
@@ -92,10 +99,10 @@ pub async fn serve_tokio(
     let io = t.timed(TokioIo::new(stream), TokioTimer::new(), accepted);
     if use_axum {
         let svc = hyper_util::service::TowerToHyperService::new(axum_router());
+        let svc = t.with_body_deadline(svc, TokioTimer::new());
         builder.serve_connection(io, svc).await
     } else {
-        builder
-            .serve_connection(io, hyper::service::service_fn(handle))
-            .await
+        let svc = t.with_body_deadline(hyper::service::service_fn(handle), TokioTimer::new());
+        builder.serve_connection(io, svc).await
     }
 }

@@ -1,35 +1,35 @@
-//! The key-value example's server side: the store, the commands, one connection's loop, the
-//! accept loop and the command line. `examples/kv_server.rs` runs it; `tests/kv_server.rs`
-//! includes this file (and `resp.rs`) to test it in-process.
+//! The key-value example's server side: the store and the commands here, a connection's loop
+//! and the accept loop in `kv/conn.rs`, its capped output in `kv/output.rs`, and the command
+//! line. `examples/kv_server.rs` runs it; `tests/kv_server.rs` tests it in-process.
+//!
+//! ```
+//! use examples_common::kv::{exec, Store};
+//! use examples_common::resp::Reply;
+//! let store = Store::new();
+//! assert_eq!(exec(&store, &[b"SET".to_vec(), b"k".to_vec(), b"v".to_vec()]), Reply::ok());
+//! assert_eq!(exec(&store, &[b"GET".to_vec(), b"k".to_vec()]), Reply::bulk("v"));
+//! ```
 //!
 //! The store is one `HashMap` behind a `std::sync::Mutex`, locked only inside [`exec`] and
 //! never across an `.await`. Expiry is lazy: a key set with `EX`/`PX` keeps its deadline, and
 //! a command that finds it past that deadline removes it and treats it as missing. Nothing
 //! sweeps keys that are never touched again, so they keep their memory until overwritten.
-//!
-//! A connection reads into a buffer, runs every complete command in it in order, and sends
-//! their replies with one write (or several, if they pass [`FLUSH_AT`] bytes). Command errors
-//! are replies; a protocol error is answered, then only that connection is closed. `QUIT` is
-//! answered `+OK` and closes the connection; an HTTP request (`POST`, `Host:`) closes it
-//! without a reply, as Redis does.
+//! What bounds a connection (its parser's limits, its output limit) is in [`Settings`].
 
 use std::collections::HashMap;
-use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use futures_util::io::{AsyncReadExt, AsyncWriteExt};
+use crate::resp::{parse_i64, Reply, Value};
 
-use crate::log_limit::LogLimit;
-use crate::resp::{parse_i64, Limits, Parser, Reply, Value};
+mod conn;
+mod output;
 
-/// How much a connection reads at a time.
-pub const READ_CHUNK: usize = 16 << 10;
-/// Replies waiting to be sent are written out once they reach this size, so a long pipeline
-/// of large GETs does not pile up in memory.
-pub const FLUSH_AT: usize = 64 << 10;
-/// A connection's buffers return to their normal size once idle if they grew past this.
-const SHRINK_ABOVE: usize = 1 << 20;
+pub use conn::{
+    read_window, serve, serve_conn, serve_conn_with, serve_with, Settings, DEFAULT_MAX_OUTPUT,
+    READ_CHUNK,
+};
+pub use output::FLUSH_AT;
 
 /// A stored value and its deadline, if it has one.
 #[derive(Debug, Clone)]
@@ -308,171 +308,6 @@ fn config(_: &Store, args: &mut [Vec<u8>], _: Instant) -> Reply {
     }
 }
 
-/// What a parsed request means for its connection, before it is run.
-enum Session {
-    /// A command for [`exec`].
-    Command,
-    /// An empty request: no reply.
-    Skip,
-    /// `QUIT` (any arguments, any case): `+OK`, then the connection is closed and whatever
-    /// follows it is ignored.
-    Quit,
-    /// `POST` or `Host:` as a command name: an HTTP request sent to the Redis port (a browser
-    /// tricked into posting to it, a cross-protocol attack); the connection is closed without
-    /// a reply, as Redis does.
-    Refuse,
-}
-
-impl Session {
-    fn of(args: &[Vec<u8>]) -> Session {
-        let Some(name) = args.first() else {
-            return Session::Skip;
-        };
-        if name.eq_ignore_ascii_case(b"quit") {
-            Session::Quit
-        } else if name.eq_ignore_ascii_case(b"post") || name.eq_ignore_ascii_case(b"host:") {
-            Session::Refuse
-        } else {
-            Session::Command
-        }
-    }
-}
-
-/// Serves one connection until the peer closes it or sends `QUIT` (`Ok`), or sends
-/// malformed input (an `InvalidData` error, after the `-ERR Protocol error: ...` reply has
-/// been sent) or an HTTP request (`InvalidData`, without a reply).
-pub async fn serve_conn<S>(stream: S, store: Store) -> io::Result<()>
-where
-    S: futures_io::AsyncRead + futures_io::AsyncWrite + Unpin,
-{
-    serve_conn_with(stream, store, Limits::DEFAULT).await
-}
-
-/// [`serve_conn`] with other bounds.
-pub async fn serve_conn_with<S>(mut stream: S, store: Store, limits: Limits) -> io::Result<()>
-where
-    S: futures_io::AsyncRead + futures_io::AsyncWrite + Unpin,
-{
-    let mut parser = Parser::with_limits(limits);
-    let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
-    let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
-    loop {
-        let filled = read_window(&mut buf, parser.needs());
-        let n = match stream.read(&mut buf[filled..]).await {
-            Ok(n) => n,
-            Err(e) => {
-                buf.truncate(filled);
-                return Err(e);
-            }
-        };
-        buf.truncate(filled + n);
-        if n == 0 {
-            return Ok(()); // The peer closed; an unfinished request is dropped.
-        }
-        // Run every complete request in the buffer, in order.
-        let mut start = 0;
-        let failed = loop {
-            match parser.parse(&buf[start..]) {
-                Ok(Some((args, used))) => {
-                    start += used;
-                    match Session::of(&args) {
-                        Session::Command => {
-                            exec_owned(&store, args, Instant::now()).encode(&mut out)
-                        }
-                        Session::Skip => {}
-                        Session::Quit => {
-                            Reply::ok().encode(&mut out);
-                            stream.write_all(&out).await?;
-                            let _ = stream.close().await;
-                            return Ok(());
-                        }
-                        Session::Refuse => {
-                            // As Redis: the replies still waiting are dropped too.
-                            let _ = stream.close().await;
-                            return Err(io::Error::new(
-                                io::ErrorKind::InvalidData,
-                                "an HTTP request on the Redis port (POST or Host:): \
-                                 closed without a reply, as Redis does",
-                            ));
-                        }
-                    }
-                    if out.len() >= FLUSH_AT {
-                        stream.write_all(&out).await?;
-                        out.clear();
-                    }
-                }
-                Ok(None) => break None,
-                Err(e) => break Some(e),
-            }
-        };
-        buf.drain(..start);
-        if let Some(e) = failed {
-            Reply::err(&e).encode(&mut out);
-            stream.write_all(&out).await?;
-            // Send FIN now; dropping the stream closes it.
-            let _ = stream.close().await;
-            return Err(io::Error::new(io::ErrorKind::InvalidData, e));
-        }
-        if !out.is_empty() {
-            stream.write_all(&out).await?;
-            out.clear();
-        }
-        if buf.is_empty() && buf.capacity() > SHRINK_ABOVE {
-            buf = Vec::with_capacity(READ_CHUNK);
-        }
-        if out.capacity() > SHRINK_ABOVE {
-            out = Vec::with_capacity(READ_CHUNK);
-        }
-    }
-}
-
-/// Makes room at the end of a connection's read buffer for the next read (zeroed bytes past
-/// the data) and returns where it starts. `needs` is [`Parser::needs`]: inside a bulk string
-/// the read goes no further than its end, and the buffer grows towards it by doubling (the
-/// length is only a client's claim: no faster than the bytes arrive), so that it ends at the
-/// request's size instead of doubling past it.
-///
-/// ```
-/// let mut buf = Vec::new();
-/// let start = examples_common::kv::read_window(&mut buf, None);
-/// assert_eq!((start, buf.len()), (0, examples_common::kv::READ_CHUNK));
-/// ```
-pub fn read_window(buf: &mut Vec<u8>, needs: Option<usize>) -> usize {
-    let filled = buf.len();
-    let mut chunk = READ_CHUNK;
-    if let Some(need) = needs.filter(|&need| need > filled) {
-        chunk = chunk.min(need - filled);
-        if buf.capacity() < filled + chunk {
-            let target = need.min(2 * filled.max(READ_CHUNK));
-            buf.reserve_exact(target - filled);
-        }
-    }
-    buf.resize(filled + chunk, 0);
-    filled
-}
-
-/// Accepts connections forever, serving each on a task of its own with `TCP_NODELAY`.
-/// Returns only if accepting fails for a reason that is not about one connection (the
-/// listener already waits out running out of descriptors).
-/// Per-connection errors print at most 10 lines a second, then a count.
-pub async fn serve(listener: spinpark::net::TcpListener, store: Store) -> io::Result<()> {
-    static CONN_ERRORS: LogLimit = LogLimit::new(10);
-    loop {
-        let (stream, peer) = listener.accept().await?;
-        if let Err(e) = stream.set_nodelay(true) {
-            CONN_ERRORS.log(format_args!("kv_server: TCP_NODELAY for {peer}: {e}"));
-        }
-        let store = store.clone();
-        spinpark::spawn(async move {
-            if let Err(e) = serve_conn(stream, store).await {
-                CONN_ERRORS.log(format_args!(
-                    "kv_server: closed the connection from {peer}: {e}"
-                ));
-            }
-        });
-    }
-}
-
 /// The address the server listens on by default: Redis's port.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:6379";
 
@@ -482,6 +317,7 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:6379";
 /// use clap::Parser;
 /// let opts = examples_common::kv::Options::try_parse_from(["kv_server", "--workers", "3"]).unwrap();
 /// assert_eq!((opts.addr.as_str(), opts.runtime.workers), ("127.0.0.1:6379", Some(3)));
+/// assert_eq!(opts.settings(), examples_common::kv::Settings::DEFAULT);
 /// ```
 #[derive(Debug, Clone, clap::Parser)]
 #[command(
@@ -492,7 +328,28 @@ pub struct Options {
     /// Where to listen
     #[arg(long, value_name = "HOST:PORT", default_value = DEFAULT_ADDR)]
     pub addr: String,
+    /// The most bytes of replies a connection may hold unsent (e.g. 64MiB): a reply larger
+    /// than this (a GET of a larger value, an MGET adding up to more) is answered with an
+    /// error and its connection closed; pipelined replies wait for the client to read instead
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = crate::size::parse)]
+    pub max_output: usize,
     /// The runtime's flags.
     #[command(flatten)]
     pub runtime: crate::args::RuntimeArgs,
+}
+
+impl Options {
+    /// The connection settings these flags set.
+    ///
+    /// ```
+    /// use clap::Parser;
+    /// let opts = examples_common::kv::Options::try_parse_from(["kv_server", "--max-output", "1MiB"]).unwrap();
+    /// assert_eq!(opts.settings().max_output, 1 << 20);
+    /// ```
+    pub fn settings(&self) -> Settings {
+        Settings {
+            max_output: self.max_output,
+            ..Settings::DEFAULT
+        }
+    }
 }

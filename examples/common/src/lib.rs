@@ -15,7 +15,10 @@ pub mod echo_proto;
 pub mod kv;
 pub mod log_limit;
 pub mod resp;
+pub mod size;
 
+#[cfg(feature = "hyper")]
+pub mod body_deadline;
 #[cfg(feature = "hyper")]
 pub mod conn_timeouts;
 #[cfg(feature = "hyper")]

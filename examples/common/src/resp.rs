@@ -460,6 +460,41 @@ impl Reply {
         }
     }
 
+    /// The length of the reply's wire form, computed without building it (saturating at
+    /// `usize::MAX`): what [`Reply::encode`] would append.
+    ///
+    /// ```
+    /// use examples_common::resp::Reply;
+    /// let r = Reply::Array(vec![Reply::bulk("abc"), Reply::Nil, Reply::Integer(-12)]);
+    /// assert_eq!(r.wire_len(), r.to_bytes().len());
+    /// ```
+    pub fn wire_len(&self) -> usize {
+        /// The digits of `n`, with its sign.
+        fn digits(n: i128) -> usize {
+            let sign = usize::from(n < 0);
+            let mut n = n.unsigned_abs();
+            let mut d = 1;
+            while n >= 10 {
+                n /= 10;
+                d += 1;
+            }
+            sign + d
+        }
+        // A type byte, then a line and its CRLF.
+        let line = |len: usize| len.saturating_add(3);
+        match self {
+            Reply::Simple(s) | Reply::Error(s) => line(s.len()),
+            Reply::Integer(n) => line(digits(i128::from(*n))),
+            Reply::Bulk(b) => line(digits(b.len() as i128)).saturating_add(b.len() + 2),
+            Reply::Nil => 5,
+            Reply::Array(items) => items
+                .iter()
+                .fold(line(digits(items.len() as i128)), |n, r| {
+                    n.saturating_add(r.wire_len())
+                }),
+        }
+    }
+
     /// The reply's wire form.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();

@@ -1,33 +1,41 @@
 //! The idle protocol: how a worker with nothing to do spins, then sleeps, and how work that
 //! arrives later gets somebody to run it.
 //!
-//! Four files, one idea each: this one holds [`Idle`] (the atomic word, the futex, and the
-//! argument that no wake-up is lost); `word.rs` holds the word's layout and its transitions
-//! as pure functions, tested exhaustively; `spin.rs` holds [`SpinPolicy`], the one place that
-//! decides whether and how long an idle worker spins; `watch.rs` holds the dead man's switch
-//! that keeps the reactor attended while a worker is stuck in a long poll.
+//! One idea per file: this one holds [`Idle`] (the atomic word, the futex, and the argument
+//! that no wake-up is lost); `word.rs` holds the word's layout and its transitions as pure
+//! functions, tested exhaustively; `spin.rs` (and `spin/`) holds [`SpinPolicy`], the one
+//! place that decides whether and how long an idle worker spins; `watch.rs` holds the dead
+//! man's switch that keeps the reactor attended while a worker is stuck in a long poll, and
+//! `alarm.rs` the timerfd it rings; `futex.rs` the futex; `sync.rs` picks std's or loom's
+//! atomics; `loom_model.rs` exports the protocol over loom's models for `tests/loom_idle.rs`.
+//! The watchdog thread that answers the alarm is the scheduler's (`scheduler/watchdog.rs`),
+//! as is the worker loop that drives all this (`scheduler/worker.rs`).
 //!
 //! # Example
 //!
-//! The worker loop (`worker.rs`) drives it like this (simplified):
+//! The worker loop (`scheduler/worker.rs`) drives it like this (simplified):
 //!
 //! ```text
 //! loop {
 //!     if let Some(task) = find_work() { run(task); continue; }
 //!     // Out of work: an idle period starts.
-//!     let decision = policy.begin(now);
-//!     if decision.spins() && idle.try_start_spinning() {
-//!         spin for decision's window: find_work(), poll the reactor without blocking
-//!         found => idle.stop_spinning(true, more_work_queued, ..); run it
-//!         window over => idle.stop_spinning(false, ..)
+//!     let decision = policy.begin(now, worker, busy);
+//!     let mut spinning = decision.spins() && idle.try_start_spinning();
+//!     loop {
+//!         if spinning {
+//!             spin for decision's window: find_work(), poll the reactor without blocking
+//!             found => idle.stop_spinning(true, more_work_queued, unpark_driver); run it
+//!             window over => idle.stop_spinning(false, ..)
+//!         }
+//!         match idle.park(now, others_stuck, recheck = find_work,
+//!                         drive = block in the reactor (if there is one), driver_appeared) {
+//!             Parked::Work(task) => { idle.attend(now); run(task) }
+//!             Parked::Woken => { idle.attend(now); spinning = true }  // counted as a spinner
+//!             Parked::DriverAppeared => spinning = false,  // park again, able to drive
+//!             Parked::Shutdown => exit,
+//!         }
 //!     }
-//!     match idle.park(now, recheck = find_work, drive = block in the reactor) {
-//!         Parked::Work(task) => run(task),
-//!         Parked::Woken => go spin (we are already counted as a spinner),
-//!         Parked::Shutdown => exit,
-//!     }
-//!     idle.attend(now);   // awake again: the watch may need arming
-//!     // Work found after d: policy.end(period, d).
+//!     // Work found after d: policy.end(decision, spun, d).
 //! }
 //! // Every poll of the reactor, by a spinner or between tasks: idle.attend(now).
 //! // A producer, after pushing a task anywhere: idle.notify(..) (which fences itself).
@@ -103,7 +111,7 @@
 //!   futex sleeper. That worker spins (polling the reactor, running what turned up), then
 //!   parks as the driver beside the busy worker. Events wait at most a period (4 ms by
 //!   default) plus two wake-ups, instead of the whole long poll; timers are late by as much.
-//!   Once a worker's poll has run past `Shared::stuck_after` (two ticks of the coarse clock,
+//!   Once a worker's poll has run past `Slots`' `stuck_after` (two ticks of the coarse clock,
 //!   at least a period), a worker that parks while nobody spins sees it stuck (from the poll
 //!   stamps) and drives at once: so a driver that returned for an event and ran what it
 //!   brought parks as the driver again, without waiting for the watchdog.
@@ -203,20 +211,29 @@
 //! over every reachable word in `word.rs`'s tests, and it is stress-tested with real threads
 //! (`tests/stress.rs`, `tests/liveness.rs`).
 
+mod alarm;
+mod futex;
+#[cfg(loom)]
+pub mod loom_model;
 #[cfg_attr(loom, allow(dead_code))]
 mod spin;
+mod sync;
 mod watch;
 mod word;
 
+#[cfg(not(loom))]
+pub(crate) use alarm::SysAlarm;
+#[cfg(not(loom))]
+pub(crate) use futex::SysFutex;
 #[cfg_attr(loom, allow(unused_imports))]
 pub(crate) use spin::{Nanos, SpinPolicy, SpinWindow};
 pub(crate) use word::{Woke, MAX_WORKERS};
 
-use crate::alarm::Alarm;
-use crate::futex::Futex;
-use crate::sync::{fence, AtomicU32};
+use alarm::Alarm;
+use futex::Futex;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::time::Duration;
+use sync::{fence, AtomicU32};
 use watch::Watch;
 use word::{Claim, Word};
 

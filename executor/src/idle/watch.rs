@@ -47,10 +47,10 @@
 
 use std::time::Duration;
 
+use super::alarm::Alarm;
 use super::spin::Nanos;
+use super::sync::{AtomicU64, Mutex};
 use super::word::Word;
-use crate::alarm::Alarm;
-use crate::sync::{AtomicU64, Mutex};
 use std::sync::atomic::Ordering::SeqCst;
 
 /// The watch over one runtime's reactor. See the module docs.
@@ -192,32 +192,35 @@ mod tests {
 
     #[test]
     fn armed_while_some_park_pushed_by_attendance_disarmed_when_all_park() {
-        let watch = Watch::new(Recorder::default(), Duration::from_millis(4));
-        let word = AtomicU32::new(Word::EMPTY.0);
-        let current = || Word(word.load(SeqCst));
-        // Nobody parked: nothing to watch, nothing set.
-        watch.attend(0, 2, current);
-        assert!(!watch.armed());
-        // One of two parks (the other spins): armed a period ahead.
-        let (w, _) = Word::EMPTY.announce(2, true, false).unwrap();
-        word.store(w.0, SeqCst);
-        watch.attend(MS, 2, current);
-        assert!(watch.armed());
-        // Attending early in the period changes nothing (no syscall)...
-        watch.attend(2 * MS, 2, current);
-        assert_eq!(watch.alarm.0.lock().unwrap().len(), 1);
-        // ...past half of it, the alarm is pushed a period ahead.
-        watch.attend(3 * MS + MS / 2, 2, current);
-        assert_eq!(watch.alarm.0.lock().unwrap().len(), 2);
-        // The other parks too (as the driver): disarmed.
-        let (w, driver) = w.announce(2, true, false).unwrap();
-        assert!(driver);
-        word.store(w.0, SeqCst);
-        watch.attend(4 * MS, 2, current);
-        assert!(!watch.armed());
-        assert_eq!(watch.alarm.0.lock().unwrap().last(), Some(&None));
-        // The watchdog re-arms only while the watch is wanted.
-        watch.rearm(5 * MS, Duration::from_millis(1), 2, current);
-        assert!(!watch.armed());
+        // The watch's atomics and lock are loom's under `--cfg loom`.
+        super::super::sync::model(|| {
+            let watch = Watch::new(Recorder::default(), Duration::from_millis(4));
+            let word = AtomicU32::new(Word::EMPTY.0);
+            let current = || Word(word.load(SeqCst));
+            // Nobody parked: nothing to watch, nothing set.
+            watch.attend(0, 2, current);
+            assert!(!watch.armed());
+            // One of two parks (the other spins): armed a period ahead.
+            let (w, _) = Word::EMPTY.announce(2, true, false).unwrap();
+            word.store(w.0, SeqCst);
+            watch.attend(MS, 2, current);
+            assert!(watch.armed());
+            // Attending early in the period changes nothing (no syscall)...
+            watch.attend(2 * MS, 2, current);
+            assert_eq!(watch.alarm.0.lock().unwrap().len(), 1);
+            // ...past half of it, the alarm is pushed a period ahead.
+            watch.attend(3 * MS + MS / 2, 2, current);
+            assert_eq!(watch.alarm.0.lock().unwrap().len(), 2);
+            // The other parks too (as the driver): disarmed.
+            let (w, driver) = w.announce(2, true, false).unwrap();
+            assert!(driver);
+            word.store(w.0, SeqCst);
+            watch.attend(4 * MS, 2, current);
+            assert!(!watch.armed());
+            assert_eq!(watch.alarm.0.lock().unwrap().last(), Some(&None));
+            // The watchdog re-arms only while the watch is wanted.
+            watch.rearm(5 * MS, Duration::from_millis(1), 2, current);
+            assert!(!watch.armed());
+        });
     }
 }

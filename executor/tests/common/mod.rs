@@ -1,3 +1,4 @@
+#![allow(dead_code)] // each test binary uses a subset of these helpers
 //! Helpers shared by the executor's integration tests (each test file that uses them
 //! declares `mod common;`).
 

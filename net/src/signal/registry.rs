@@ -6,10 +6,18 @@
 //! around the write. Each runtime registers a kind's eventfd once in its epoll set (the
 //! reactor's `shared_source`); its listeners all wait on that one registration. A listener
 //! compares the counter with the value it saw last.
+//!
+//! Beside the delivery count, each kind keeps the highest count any listener has reported
+//! ([`reported`]). A new listener starts from that mark rather than from the current count,
+//! so the deliveries no listener has reported yet (one that came while no listener existed)
+//! are reported to it, once, and the ones a listener already reported are not.
 
 use std::io;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{
+    AtomicI32, AtomicU64,
+    Ordering::{Relaxed, SeqCst},
+};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::task::{Wake, Waker};
 
@@ -22,6 +30,11 @@ const KINDS: usize = MAX_SIGNAL as usize + 1;
 
 /// Deliveries seen by the handler, per signal number.
 static DELIVERED: [AtomicU64; KINDS] = [const { AtomicU64::new(0) }; KINDS];
+
+/// Per signal number, the highest delivery count a listener has reported: where a new
+/// listener starts. Only grows (`fetch_max`), so a listener that reports late cannot move it
+/// back.
+static REPORTED: [AtomicU64; KINDS] = [const { AtomicU64::new(0) }; KINDS];
 
 /// Each signal's eventfd, or -1 before its first listener. Never closed once created: it
 /// lives as long as the process, like the handler that writes it.
@@ -38,6 +51,22 @@ pub(crate) fn delivered(signum: libc::c_int) -> u64 {
     // SeqCst: pairs with the handler's increment, which precedes its eventfd write; a
     // listener that saw the write (through epoll) then sees the increment.
     DELIVERED[signum as usize].load(SeqCst)
+}
+
+/// Where a new listener of `signum` starts: the highest delivery count a listener has
+/// reported. Deliveries past it are reported to the new listener at once (merged into one).
+pub(crate) fn reported(signum: libc::c_int) -> u64 {
+    // Relaxed: the mark is one atomic that only grows. What a new listener needs is that a
+    // report made before its creation (happens-before) is seen, which coherence of this one
+    // location gives at any ordering; a report racing with the creation may be seen or not,
+    // and either way the delivery is reported at least once.
+    REPORTED[signum as usize].load(Relaxed)
+}
+
+/// Records that a listener of `signum` reported the deliveries up to `count`.
+pub(crate) fn mark_reported(signum: libc::c_int, count: u64) {
+    // Relaxed: as in `reported`.
+    REPORTED[signum as usize].fetch_max(count, Relaxed);
 }
 
 extern "C" fn on_signal(signum: libc::c_int) {
@@ -68,8 +97,7 @@ pub(crate) fn kind_fd(signum: libc::c_int) -> io::Result<RawFd> {
     if fd >= 0 {
         return Ok(fd);
     }
-    let eventfd = sys::EventFd::new()
-        .map_err(|e| io::Error::new(e.kind(), format!("eventfd for signal {signum}: {e}")))?;
+    let eventfd = sys::EventFd::new()?;
     sys::install_handler(signum, on_signal)?;
     // Published after the handler is installed, so a caller that finds it can rely on the
     // handler (a delivery in between is counted; no listener existed to wake).

@@ -20,9 +20,7 @@ const INTEREST: u32 = (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc:
 impl Epoll {
     pub(crate) fn new() -> io::Result<Self> {
         // SAFETY: epoll_create1 takes no pointers; a non-negative result is a new fd we own.
-        let fd = check(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) }, || {
-            "epoll_create1"
-        })?;
+        let fd = check(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
         // SAFETY: `fd` was just returned by the kernel and is owned by nobody else.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         Ok(Self { fd })
@@ -35,27 +33,21 @@ impl Epoll {
             u64: token,
         };
         // SAFETY: `ev` is a valid epoll_event on our stack for the duration of the call.
-        check(
-            unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) },
-            || format!("epoll_ctl(ADD, fd {fd})"),
-        )
-        .map(drop)
+        check(unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) })
+            .map(drop)
     }
 
     /// Removes `fd`. Called before the fd is closed, so no event can name it afterwards.
     pub(crate) fn delete(&self, fd: RawFd) -> io::Result<()> {
         // SAFETY: EPOLL_CTL_DEL ignores the event pointer (null is allowed since Linux 2.6.9).
-        check(
-            unsafe {
-                libc::epoll_ctl(
-                    self.fd.as_raw_fd(),
-                    libc::EPOLL_CTL_DEL,
-                    fd,
-                    std::ptr::null_mut(),
-                )
-            },
-            || format!("epoll_ctl(DEL, fd {fd})"),
-        )
+        check(unsafe {
+            libc::epoll_ctl(
+                self.fd.as_raw_fd(),
+                libc::EPOLL_CTL_DEL,
+                fd,
+                std::ptr::null_mut(),
+            )
+        })
         .map(drop)
     }
 
@@ -78,7 +70,7 @@ impl Epoll {
                 ms,
             )
         };
-        match check(n, || "epoll_wait") {
+        match check(n) {
             Ok(n) => Ok(n as usize),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(0),
             Err(e) => Err(e),
@@ -116,7 +108,7 @@ pub(crate) fn poll_readable(
     });
     // SAFETY: `fds` is a valid, writable array of two pollfd structs on our stack.
     let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms(timeout)) };
-    match check(n, || "poll") {
+    match check(n) {
         Ok(_) => Ok((fds[0].revents != 0, fds[1].revents != 0)),
         Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok((false, false)),
         Err(e) => Err(e),
@@ -132,10 +124,7 @@ pub(crate) struct EventFd {
 impl EventFd {
     pub(crate) fn new() -> io::Result<Self> {
         // SAFETY: eventfd takes no pointers; a non-negative result is a new fd we own.
-        let fd = check(
-            unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) },
-            || "eventfd",
-        )?;
+        let fd = check(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) })?;
         // SAFETY: just created, owned by nobody else.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         Ok(Self { fd })
@@ -164,7 +153,7 @@ impl EventFd {
         let one: u64 = 1;
         // SAFETY: writes 8 bytes from a valid u64 on our stack.
         let n = unsafe { libc::write(self.raw(), (&one as *const u64).cast(), 8) };
-        check(n, || "write(eventfd)").map(drop)
+        check(n).map(drop)
     }
 
     /// Resets the counter to zero.
@@ -173,6 +162,6 @@ impl EventFd {
         // SAFETY: reads at most 8 bytes into a valid u64 on our stack.
         let n = unsafe { libc::read(self.raw(), (&mut buf as *mut u64).cast(), 8) };
         // EAGAIN: it was zero already, which is what we want.
-        let _ = check(n, || "read(eventfd)");
+        let _ = check(n);
     }
 }

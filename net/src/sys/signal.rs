@@ -15,16 +15,10 @@ pub(crate) fn install_handler(
     action.sa_sigaction = handler as libc::sighandler_t;
     action.sa_flags = libc::SA_RESTART;
     // SAFETY: sigemptyset initialises the mask inside our `action`.
-    check(unsafe { libc::sigemptyset(&mut action.sa_mask) }, || {
-        "sigemptyset"
-    })?;
+    check(unsafe { libc::sigemptyset(&mut action.sa_mask) })?;
     // SAFETY: `action` is a valid sigaction on our stack; a null old-action pointer is
     // allowed. The caller's handler must be async-signal-safe.
-    check(
-        unsafe { libc::sigaction(signum, &action, std::ptr::null_mut()) },
-        || format!("installing a handler for signal {signum} (sigaction)"),
-    )
-    .map(drop)
+    check(unsafe { libc::sigaction(signum, &action, std::ptr::null_mut()) }).map(drop)
 }
 
 /// Adds one to the eventfd `fd`, from a signal handler: only async-signal-safe work (no

@@ -67,30 +67,40 @@ impl SockAddr {
         a
     }
 
-    /// A Unix-domain path address.
+    /// A Unix-domain address: a path, or, when `path` starts with a NUL byte, the name after
+    /// it in Linux's abstract namespace (as tokio and the standard library's
+    /// `SocketAddrExt::from_abstract_name` read it). The empty path is the unnamed address
+    /// (binding it makes the kernel pick an abstract name).
     ///
     /// # Errors
-    /// `InvalidInput` for a path with a NUL byte or too long for `sun_path` (107 bytes).
-    pub(crate) fn unix_path(path: &Path) -> io::Result<Self> {
+    /// `InvalidInput`, naming the path, for a path with a NUL byte after its start, or one too
+    /// long for `sun_path` (a path takes 107 bytes at most, with its terminating NUL; an
+    /// abstract name 107 after its leading NUL).
+    pub(crate) fn unix(path: &Path) -> io::Result<Self> {
         // SAFETY: sockaddr_un is plain old data; all-zero is a valid (empty) value.
         let mut sun: libc::sockaddr_un = unsafe { mem::zeroed() };
         sun.sun_family = libc::AF_UNIX as libc::sa_family_t;
         let bytes = path.as_os_str().as_bytes();
-        if bytes.contains(&0) {
-            return Err(io::Error::new(
+        let is_abstract = bytes.first() == Some(&0);
+        let invalid = |why: String| {
+            io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "the path contains a NUL byte",
+                format!("Unix socket address {:?}: {why}", path.as_os_str()),
+            )
+        };
+        if !is_abstract && bytes.contains(&0) {
+            return Err(invalid(
+                "a path must not contain a NUL byte (only an abstract name, which starts with one)"
+                    .into(),
             ));
         }
-        if bytes.len() >= sun.sun_path.len() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "the path is {} bytes long; a Unix socket path must be under {}",
-                    bytes.len(),
-                    sun.sun_path.len()
-                ),
-            ));
+        // A path needs room for its terminating NUL; an abstract name has none.
+        let room = sun.sun_path.len() - usize::from(!is_abstract);
+        if bytes.len() > room {
+            return Err(invalid(format!(
+                "{} bytes long, over the {room} a socket address holds",
+                bytes.len()
+            )));
         }
         for (dst, &src) in sun.sun_path.iter_mut().zip(bytes) {
             *dst = src as libc::c_char;
@@ -98,8 +108,10 @@ impl SockAddr {
         let mut a = Self::empty();
         // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_un.
         unsafe { std::ptr::write(a.as_mut_ptr().cast(), sun) };
-        // The family, the path and its terminating NUL.
-        a.len = (sun_path_offset() + bytes.len() + 1) as libc::socklen_t;
+        // The family and the bytes given, then a path's terminating NUL. The kernel reads an
+        // abstract name's length from the address length, so nothing follows it.
+        let nul = usize::from(!is_abstract && !bytes.is_empty());
+        a.len = (sun_path_offset() + bytes.len() + nul) as libc::socklen_t;
         Ok(a)
     }
 
@@ -180,10 +192,7 @@ fn sun_path_offset() -> usize {
 /// `AF_UNIX`).
 pub(crate) fn stream_socket(domain: libc::c_int) -> io::Result<OwnedFd> {
     // SAFETY: socket(2) takes no pointers.
-    let fd = check(
-        unsafe { libc::socket(domain, libc::SOCK_STREAM | FLAGS, 0) },
-        || "socket",
-    )?;
+    let fd = check(unsafe { libc::socket(domain, libc::SOCK_STREAM | FLAGS, 0) })?;
     // SAFETY: `fd` is a fresh socket owned by nobody else; the OwnedFd now owns (and will
     // close) it.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
@@ -195,18 +204,17 @@ pub(crate) fn socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
     let ty = libc::SOCK_STREAM | FLAGS;
     // SAFETY: the kernel writes two fds into the array on our stack.
     let r = unsafe { libc::socketpair(libc::AF_UNIX, ty, 0, fds.as_mut_ptr()) };
-    check(r, || "socketpair")?;
+    check(r)?;
     // SAFETY: both fds are fresh sockets owned by nobody else.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// Sets an integer socket option; `what` names it in the error.
+/// Sets an integer socket option.
 pub(crate) fn setsockopt_int(
     fd: RawFd,
     level: libc::c_int,
     name: libc::c_int,
     value: libc::c_int,
-    what: &str,
 ) -> io::Result<()> {
     // SAFETY: passes a pointer to a c_int on our stack and its size; the kernel only reads it.
     let r = unsafe {
@@ -218,15 +226,14 @@ pub(crate) fn setsockopt_int(
             mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
     };
-    check(r, || format!("setsockopt({what}, {value})")).map(drop)
+    check(r).map(drop)
 }
 
-/// Reads an integer socket option; `what` names it in the error.
+/// Reads an integer socket option.
 pub(crate) fn getsockopt_int(
     fd: RawFd,
     level: libc::c_int,
     name: libc::c_int,
-    what: &str,
 ) -> io::Result<libc::c_int> {
     let mut value: libc::c_int = 0;
     let mut len = mem::size_of::<libc::c_int>() as libc::socklen_t;
@@ -241,30 +248,27 @@ pub(crate) fn getsockopt_int(
             &mut len,
         )
     };
-    check(r, || format!("getsockopt({what})"))?;
+    check(r)?;
     Ok(value)
 }
 
 /// The socket's pending error (`SO_ERROR`), which reading clears.
 pub(crate) fn take_error(fd: RawFd) -> io::Result<Option<io::Error>> {
-    let code = getsockopt_int(fd, libc::SOL_SOCKET, libc::SO_ERROR, "SO_ERROR")?;
+    let code = getsockopt_int(fd, libc::SOL_SOCKET, libc::SO_ERROR)?;
     Ok((code != 0).then(|| io::Error::from_raw_os_error(code)))
 }
 
-/// Binds `fd` to `addr`; `what` names the address in the error.
-pub(crate) fn bind(fd: RawFd, addr: &SockAddr, what: impl FnOnce() -> String) -> io::Result<()> {
+/// Binds `fd` to `addr`.
+pub(crate) fn bind(fd: RawFd, addr: &SockAddr) -> io::Result<()> {
     // SAFETY: `addr` holds a valid socket address of `addr.len` bytes.
-    check(unsafe { libc::bind(fd, addr.as_ptr(), addr.len) }, what).map(drop)
+    check(unsafe { libc::bind(fd, addr.as_ptr(), addr.len) }).map(drop)
 }
 
 /// Listens with a queue of `backlog` connections (clamped to what `listen(2)` takes).
 pub(crate) fn listen(fd: RawFd, backlog: u32) -> io::Result<()> {
     let backlog = backlog.min(i32::MAX as u32) as libc::c_int;
     // SAFETY: listen(2) takes no pointers.
-    check(unsafe { libc::listen(fd, backlog) }, || {
-        format!("listen(backlog {backlog})")
-    })
-    .map(drop)
+    check(unsafe { libc::listen(fd, backlog) }).map(drop)
 }
 
 /// Starts connecting the non-blocking `fd` to `addr`: `Ok(true)` if the connection is in
@@ -273,9 +277,9 @@ pub(crate) fn listen(fd: RawFd, backlog: u32) -> io::Result<()> {
 pub(crate) fn connect(fd: RawFd, addr: &SockAddr) -> io::Result<bool> {
     // SAFETY: `addr` holds a valid socket address of `addr.len` bytes.
     let r = unsafe { libc::connect(fd, addr.as_ptr(), addr.len) };
-    match check(r, || "connect") {
+    match check(r) {
         Ok(_) => Ok(false),
-        Err(e) if super::errno(&e) == Some(libc::EINPROGRESS) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => Ok(true),
         Err(e) => Err(e),
     }
 }
@@ -286,7 +290,7 @@ pub(crate) fn peer_addr(fd: RawFd) -> io::Result<SockAddr> {
     // SAFETY: the kernel writes at most `addr.len` bytes into the storage and updates the
     // length.
     let r = unsafe { libc::getpeername(fd, addr.as_mut_ptr(), &mut addr.len) };
-    check(r, || "getpeername")?;
+    check(r)?;
     Ok(addr)
 }
 
@@ -296,10 +300,7 @@ pub(crate) fn accept(fd: RawFd) -> io::Result<(OwnedFd, SockAddr)> {
     let mut addr = SockAddr::empty();
     // SAFETY: the kernel writes at most `addr.len` bytes into the storage and updates the
     // length.
-    let new = check(
-        unsafe { libc::accept4(fd, addr.as_mut_ptr(), &mut addr.len, FLAGS) },
-        || "accept4",
-    )?;
+    let new = check(unsafe { libc::accept4(fd, addr.as_mut_ptr(), &mut addr.len, FLAGS) })?;
     // SAFETY: `new` is a fresh socket owned by nobody else.
     Ok((unsafe { OwnedFd::from_raw_fd(new) }, addr))
 }
@@ -310,14 +311,14 @@ pub(crate) fn recv(fd: RawFd, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> 
     // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the duration of the call and
     // recv only writes into it (it never reads it), so uninitialised memory is fine.
     let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
-    check(n, || "recv").map(|n| n as usize)
+    check(n).map(|n| n as usize)
 }
 
 /// `send` with `MSG_NOSIGNAL`: a closed peer is an `EPIPE` error, never a SIGPIPE.
 pub(crate) fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
     // SAFETY: `buf` is valid for reads of `buf.len()` bytes for the duration of the call.
     let n = unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), libc::MSG_NOSIGNAL) };
-    check(n, || "send").map(|n| n as usize)
+    check(n).map(|n| n as usize)
 }
 
 /// The most slices one `sendmsg` takes (Linux's `UIO_MAXIOV`, POSIX's `IOV_MAX`); more is
@@ -335,7 +336,7 @@ pub(crate) fn send_vectored(fd: RawFd, bufs: &[IoSlice<'_>]) -> io::Result<usize
     msg.msg_iovlen = bufs.len() as _;
     // SAFETY: `msg` points at `bufs`, which outlive the call; the kernel only reads them.
     let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL) };
-    check(n, || "sendmsg").map(|n| n as usize)
+    check(n).map(|n| n as usize)
 }
 
 /// Shuts down the read side, the write side, or both.
@@ -346,7 +347,7 @@ pub(crate) fn shutdown(fd: RawFd, how: Shutdown) -> io::Result<()> {
         Shutdown::Both => libc::SHUT_RDWR,
     };
     // SAFETY: shutdown(2) takes no pointers.
-    check(unsafe { libc::shutdown(fd, how) }, || "shutdown").map(drop)
+    check(unsafe { libc::shutdown(fd, how) }).map(drop)
 }
 
 #[cfg(test)]
@@ -366,19 +367,22 @@ mod tests {
         let mut unnamed = SockAddr::empty();
         unnamed.len = sun_path_offset() as libc::socklen_t;
         assert!(unnamed.to_unix().unwrap().is_unnamed());
-        let p = SockAddr::unix_path(Path::new("/tmp/x.sock")).unwrap();
+        let p = SockAddr::unix(Path::new("/tmp/x.sock")).unwrap();
         assert_eq!(
             p.to_unix().unwrap().as_pathname(),
             Some(Path::new("/tmp/x.sock"))
         );
-        let mut abs = SockAddr::unix_path(Path::new("xname")).unwrap();
-        // SAFETY: unix_path wrote a sockaddr_un; make its path abstract (leading NUL).
-        unsafe { (*(abs.as_mut_ptr() as *mut libc::sockaddr_un)).sun_path[0] = 0 };
-        abs.len -= 1; // an abstract name has no terminating NUL
         use std::os::linux::net::SocketAddrExt;
+        let abs = SockAddr::unix(Path::new("\0name")).unwrap();
+        assert_eq!(abs.len as usize, sun_path_offset() + 5);
         assert_eq!(
             abs.to_unix().unwrap().as_abstract_name(),
             Some(&b"name"[..])
         );
+        assert!(SockAddr::unix(Path::new(""))
+            .unwrap()
+            .to_unix()
+            .unwrap()
+            .is_unnamed());
     }
 }

@@ -51,7 +51,8 @@ impl TcpListener {
     /// [`DEFAULT_BACKLOG`]. A host name is looked up on the blocking pool.
     ///
     /// # Errors
-    /// The bind error, naming the address; or an error outside a spinpark runtime.
+    /// The bind error of the last address tried, as the OS gave it (`AddrInUse`, with
+    /// `raw_os_error()` `Some(EADDRINUSE)`, ...); an error outside a spinpark runtime.
     ///
     /// ```
     /// # spinpark::Runtime::new().unwrap().block_on(async {
@@ -92,13 +93,9 @@ impl TcpListener {
                 Err(e) => last = Some(e),
             }
         }
-        let e = last.unwrap_or_else(|| {
+        Err(last.unwrap_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidInput, "no addresses to bind to")
-        });
-        Err(io::Error::new(
-            e.kind(),
-            format!("binding a TCP listener: {e}"),
-        ))
+        }))
     }
 
     /// Wraps a listener from the standard library (it is made non-blocking).

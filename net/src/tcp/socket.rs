@@ -73,18 +73,12 @@ impl TcpSocket {
         Ok(TcpSocket { socket })
     }
 
-    fn set(
-        &self,
-        level: libc::c_int,
-        name: libc::c_int,
-        value: libc::c_int,
-        what: &str,
-    ) -> io::Result<()> {
-        sys::setsockopt_int(self.socket.as_raw_fd(), level, name, value, what)
+    fn set(&self, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
+        sys::setsockopt_int(self.socket.as_raw_fd(), level, name, value)
     }
 
-    fn get(&self, level: libc::c_int, name: libc::c_int, what: &str) -> io::Result<libc::c_int> {
-        sys::getsockopt_int(self.socket.as_raw_fd(), level, name, what)
+    fn get(&self, level: libc::c_int, name: libc::c_int) -> io::Result<libc::c_int> {
+        sys::getsockopt_int(self.socket.as_raw_fd(), level, name)
     }
 
     /// Sets `SO_REUSEADDR`: bind a port that still has connections in `TIME_WAIT`.
@@ -94,12 +88,7 @@ impl TcpSocket {
     /// s.set_reuseaddr(true).unwrap();
     /// ```
     pub fn set_reuseaddr(&self, on: bool) -> io::Result<()> {
-        self.set(
-            libc::SOL_SOCKET,
-            libc::SO_REUSEADDR,
-            on as _,
-            "SO_REUSEADDR",
-        )
+        self.set(libc::SOL_SOCKET, libc::SO_REUSEADDR, on as _)
     }
 
     /// Whether `SO_REUSEADDR` is set.
@@ -110,7 +99,7 @@ impl TcpSocket {
     /// assert!(s.reuseaddr().unwrap());
     /// ```
     pub fn reuseaddr(&self) -> io::Result<bool> {
-        Ok(self.get(libc::SOL_SOCKET, libc::SO_REUSEADDR, "SO_REUSEADDR")? != 0)
+        Ok(self.get(libc::SOL_SOCKET, libc::SO_REUSEADDR)? != 0)
     }
 
     /// Sets `SO_REUSEPORT`: several sockets (of the same user) bind the same address and the
@@ -121,12 +110,7 @@ impl TcpSocket {
     /// s.set_reuseport(true).unwrap();
     /// ```
     pub fn set_reuseport(&self, on: bool) -> io::Result<()> {
-        self.set(
-            libc::SOL_SOCKET,
-            libc::SO_REUSEPORT,
-            on as _,
-            "SO_REUSEPORT",
-        )
+        self.set(libc::SOL_SOCKET, libc::SO_REUSEPORT, on as _)
     }
 
     /// Whether `SO_REUSEPORT` is set.
@@ -136,7 +120,7 @@ impl TcpSocket {
     /// assert!(!s.reuseport().unwrap());
     /// ```
     pub fn reuseport(&self) -> io::Result<bool> {
-        Ok(self.get(libc::SOL_SOCKET, libc::SO_REUSEPORT, "SO_REUSEPORT")? != 0)
+        Ok(self.get(libc::SOL_SOCKET, libc::SO_REUSEPORT)? != 0)
     }
 
     /// Sets `SO_SNDBUF` (the kernel doubles it and applies its limits; read it back with
@@ -148,7 +132,7 @@ impl TcpSocket {
     /// ```
     pub fn set_send_buffer_size(&self, size: u32) -> io::Result<()> {
         let size = size.min(i32::MAX as u32) as libc::c_int;
-        self.set(libc::SOL_SOCKET, libc::SO_SNDBUF, size, "SO_SNDBUF")
+        self.set(libc::SOL_SOCKET, libc::SO_SNDBUF, size)
     }
 
     /// The send buffer size the kernel uses.
@@ -159,7 +143,7 @@ impl TcpSocket {
     /// assert!(s.send_buffer_size().unwrap() >= 64 * 1024);
     /// ```
     pub fn send_buffer_size(&self) -> io::Result<u32> {
-        Ok(self.get(libc::SOL_SOCKET, libc::SO_SNDBUF, "SO_SNDBUF")? as u32)
+        Ok(self.get(libc::SOL_SOCKET, libc::SO_SNDBUF)? as u32)
     }
 
     /// Sets `SO_RCVBUF` (the kernel doubles it and applies its limits).
@@ -170,7 +154,7 @@ impl TcpSocket {
     /// ```
     pub fn set_recv_buffer_size(&self, size: u32) -> io::Result<()> {
         let size = size.min(i32::MAX as u32) as libc::c_int;
-        self.set(libc::SOL_SOCKET, libc::SO_RCVBUF, size, "SO_RCVBUF")
+        self.set(libc::SOL_SOCKET, libc::SO_RCVBUF, size)
     }
 
     /// The receive buffer size the kernel uses.
@@ -181,7 +165,7 @@ impl TcpSocket {
     /// assert!(s.recv_buffer_size().unwrap() >= 64 * 1024);
     /// ```
     pub fn recv_buffer_size(&self) -> io::Result<u32> {
-        Ok(self.get(libc::SOL_SOCKET, libc::SO_RCVBUF, "SO_RCVBUF")? as u32)
+        Ok(self.get(libc::SOL_SOCKET, libc::SO_RCVBUF)? as u32)
     }
 
     /// Sets `SO_KEEPALIVE`.
@@ -191,12 +175,7 @@ impl TcpSocket {
     /// s.set_keepalive(true).unwrap();
     /// ```
     pub fn set_keepalive(&self, on: bool) -> io::Result<()> {
-        self.set(
-            libc::SOL_SOCKET,
-            libc::SO_KEEPALIVE,
-            on as _,
-            "SO_KEEPALIVE",
-        )
+        self.set(libc::SOL_SOCKET, libc::SO_KEEPALIVE, on as _)
     }
 
     /// Whether `SO_KEEPALIVE` is set.
@@ -206,7 +185,7 @@ impl TcpSocket {
     /// assert!(!s.keepalive().unwrap());
     /// ```
     pub fn keepalive(&self) -> io::Result<bool> {
-        Ok(self.get(libc::SOL_SOCKET, libc::SO_KEEPALIVE, "SO_KEEPALIVE")? != 0)
+        Ok(self.get(libc::SOL_SOCKET, libc::SO_KEEPALIVE)? != 0)
     }
 
     /// Sets `TCP_NODELAY` (inherited by the connected stream).
@@ -232,16 +211,14 @@ impl TcpSocket {
     /// Binds to `addr` (a literal address: resolve names with [`crate::lookup_host`]).
     ///
     /// # Errors
-    /// The bind error (`AddrInUse`, ...), naming the address.
+    /// The bind error as the OS gave it (`AddrInUse`, ...), with its `raw_os_error()`.
     ///
     /// ```
     /// let s = spinpark::net::TcpSocket::new_v4().unwrap();
     /// s.bind("127.0.0.1:0".parse().unwrap()).unwrap();
     /// ```
     pub fn bind(&self, addr: SocketAddr) -> io::Result<()> {
-        sys::bind(self.socket.as_raw_fd(), &SockAddr::inet(&addr), || {
-            format!("binding to {addr}")
-        })
+        sys::bind(self.socket.as_raw_fd(), &SockAddr::inet(&addr))
     }
 
     /// The bound address (with the actual port after binding port 0).
@@ -278,7 +255,8 @@ impl TcpSocket {
     /// Connects to `addr` and returns the stream, on the current runtime.
     ///
     /// # Errors
-    /// The connect error (`ConnectionRefused`, ...), naming the address.
+    /// The connect error as the OS gave it (`ConnectionRefused`, ...), with its
+    /// `raw_os_error()`.
     ///
     /// ```
     /// # spinpark::Runtime::new().unwrap().block_on(async {
@@ -289,16 +267,9 @@ impl TcpSocket {
     /// # });
     /// ```
     pub async fn connect(self, addr: SocketAddr) -> io::Result<TcpStream> {
-        match StreamCore::connect(self.socket, &SockAddr::inet(&addr)).await {
-            Ok(core) => Ok(TcpStream { core }),
-            Err(e) => Err(connecting_to(addr, e)),
-        }
+        let core = StreamCore::connect(self.socket, &SockAddr::inet(&addr)).await?;
+        Ok(TcpStream { core })
     }
-}
-
-/// `e`, saying that it happened connecting to `addr`.
-pub(super) fn connecting_to(addr: SocketAddr, e: io::Error) -> io::Error {
-    io::Error::new(e.kind(), format!("connecting to {addr}: {e}"))
 }
 
 impl AsRawFd for TcpSocket {

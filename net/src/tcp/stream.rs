@@ -46,7 +46,8 @@ impl TcpStream {
     /// the blocking pool.
     ///
     /// # Errors
-    /// The last address's error (`ConnectionRefused` for a closed port), naming the address.
+    /// The last address's error, as the OS gave it (`ConnectionRefused`, `raw_os_error()`
+    /// `Some(ECONNREFUSED)`, for a closed port); a resolver error names the host.
     ///
     /// ```
     /// # spinpark::Runtime::new().unwrap().block_on(async {
@@ -68,7 +69,7 @@ impl TcpStream {
                     Ok(s) => return Ok(s),
                     Err(e) => last = Some(e),
                 },
-                Err(e) => last = Some(super::socket::connecting_to(a, e)),
+                Err(e) => last = Some(e),
             }
         }
         Err(last.unwrap_or_else(|| {

@@ -83,6 +83,13 @@ pub fn resume() {
     if let Err(msg) = driver::clock(&handle).resume() {
         panic!("{msg}");
     }
+    // A driver parked while the clock was paused waits with no timeout (real time did not
+    // move the clock): called from outside the scheduler (a blocking closure, a second
+    // `block_on` thread) while auto-advance was held off, nothing else would wake it, and
+    // its timers would never fire. Wake it to wait for real time instead.
+    if let Some(d) = driver::get(&handle) {
+        d.unpark();
+    }
 }
 
 /// Moves the paused clock forward by `duration` at once (feature `test-util`), fires the

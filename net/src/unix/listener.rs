@@ -1,10 +1,12 @@
 //! [`UnixListener`]: accepting Unix-domain connections.
 
 use std::io;
+use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::task::{ready, Context, Poll};
 
 use crate::listener::ListenerCore;
+use crate::sys::{self, SockAddr};
 
 use super::{Accept, SocketAddr, UnixStream};
 
@@ -40,11 +42,17 @@ impl std::fmt::Debug for UnixListener {
 }
 
 impl UnixListener {
-    /// Binds to `path` (which must not exist yet) and listens.
+    /// Binds to `path` (which must not exist yet) and listens, with a backlog of
+    /// [`DEFAULT_BACKLOG`](crate::tcp::DEFAULT_BACKLOG) connections. A `path` that starts with
+    /// a NUL byte (`"\0name"`) names a socket in Linux's abstract namespace instead, as tokio
+    /// reads it: nothing is created in the file system, and the name is free again once the
+    /// listener is closed.
     ///
     /// # Errors
-    /// The bind error, naming the path (`AddrInUse` if it exists); an error outside a
-    /// spinpark runtime.
+    /// The bind error as the OS gave it, with its `raw_os_error()` (`AddrInUse` if the path
+    /// exists or the name is taken); `InvalidInput`, naming the path, for one too long for a
+    /// socket address or with a NUL byte after its start; an error outside a spinpark
+    /// runtime.
     ///
     /// ```
     /// # spinpark::Runtime::new().unwrap().block_on(async {
@@ -56,14 +64,14 @@ impl UnixListener {
     /// # });
     /// ```
     pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixListener> {
-        let path = path.as_ref();
-        let std = std::os::unix::net::UnixListener::bind(path).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("binding a Unix listener to {}: {e}", path.display()),
-            )
-        })?;
-        Self::from_std(std)
+        let addr = SockAddr::unix(path.as_ref())?;
+        let socket = sys::stream_socket(libc::AF_UNIX)?;
+        sys::bind(socket.as_raw_fd(), &addr)?;
+        sys::listen(socket.as_raw_fd(), crate::tcp::DEFAULT_BACKLOG)?;
+        // Non-blocking from its creation.
+        Ok(UnixListener {
+            core: ListenerCore::new(std::os::unix::net::UnixListener::from(socket))?,
+        })
     }
 
     /// Wraps a listener from the standard library (it is made non-blocking).

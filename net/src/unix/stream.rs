@@ -41,12 +41,14 @@ impl std::fmt::Debug for UnixStream {
 }
 
 impl UnixStream {
-    /// Connects to the socket at `path`.
+    /// Connects to the socket at `path`, or, when `path` starts with a NUL byte (`"\0name"`),
+    /// to the name after it in Linux's abstract namespace, as tokio does.
     ///
     /// # Errors
-    /// The connect error, naming the path: `NotFound` when nothing is there,
-    /// `ConnectionRefused` when nobody listens, `WouldBlock` when the listener's backlog is
-    /// full; `InvalidInput` for a path too long for a socket address (107 bytes) or with a NUL.
+    /// The connect error as the OS gave it, with its `raw_os_error()`: `NotFound` (`ENOENT`)
+    /// when nothing is at the path, `ConnectionRefused` when nobody listens, `WouldBlock`
+    /// (`EAGAIN`) when the listener's backlog is full; `InvalidInput`, naming the path, for a
+    /// path too long for a socket address (107 bytes) or with a NUL byte after its start.
     ///
     /// ```
     /// # spinpark::Runtime::new().unwrap().block_on(async {
@@ -59,23 +61,11 @@ impl UnixStream {
     /// # });
     /// ```
     pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
-        let path = path.as_ref();
-        let connect = async {
-            let addr = SockAddr::unix_path(path)?;
-            let socket = std::os::unix::net::UnixStream::from(sys::stream_socket(libc::AF_UNIX)?);
-            match StreamCore::connect(socket, &addr).await {
-                Ok(core) => Ok(UnixStream { core }),
-                // A Unix socket's connect fails at once when the listener's queue is full.
-                Err(e) if sys::errno(&e) == Some(libc::EAGAIN) => Err(io::Error::new(
-                    io::ErrorKind::WouldBlock,
-                    "the listener's backlog is full",
-                )),
-                Err(e) => Err(e),
-            }
-        };
-        connect
-            .await
-            .map_err(|e| io::Error::new(e.kind(), format!("connecting to {}: {e}", path.display())))
+        let addr = SockAddr::unix(path.as_ref())?;
+        let socket = std::os::unix::net::UnixStream::from(sys::stream_socket(libc::AF_UNIX)?);
+        // A Unix socket's connect fails at once (EAGAIN) when the listener's queue is full.
+        let core = StreamCore::connect(socket, &addr).await?;
+        Ok(UnixStream { core })
     }
 
     /// A connected pair of streams (`socketpair(2)`).

@@ -121,7 +121,7 @@ pub mod greeter_client {
             self.inner = self.inner.max_encoding_message_size(limit);
             self
         }
-        /// Answers "hello, <name>".
+        /// Answers `"hello, <name>"`.
         pub async fn say_hello(
             &mut self,
             request: impl tonic::IntoRequest<super::HelloRequest>,
@@ -169,7 +169,7 @@ pub mod greeter_server {
     /// Generated trait containing gRPC methods that should be implemented for use with GreeterServer.
     #[async_trait]
     pub trait Greeter: std::marker::Send + std::marker::Sync + 'static {
-        /// Answers "hello, <name>".
+        /// Answers `"hello, <name>"`.
         async fn say_hello(
             &self,
             request: tonic::Request<super::HelloRequest>,

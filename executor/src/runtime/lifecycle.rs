@@ -1,0 +1,302 @@
+//! [`Runtime`]: using and stopping a runtime, of either flavour ([`RuntimeFlavor`]): worker
+//! threads (the default), or the thread in `block_on` alone ([`Builder::new_current_thread`],
+//! `scheduler/current_thread.rs`). `builder.rs` starts one.
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! let rt = spinpark_executor::Builder::new()
+//!     .worker_threads(2)
+//!     .spin(Duration::from_micros(100))
+//!     .build()
+//!     .unwrap();
+//! let sum = rt.block_on(async {
+//!     let tasks: Vec<_> = (0..10u64).map(|i| spinpark_executor::spawn(async move { i * i })).collect();
+//!     let mut sum = 0;
+//!     for t in tasks {
+//!         sum += t.await.unwrap();
+//!     }
+//!     sum
+//! });
+//! assert_eq!(sum, 285);
+//! ```
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::builder::Builder;
+use super::handle::Handle;
+use crate::scheduler::{current, within, RuntimeMetrics, Shared};
+use crate::task::JoinHandle;
+
+/// A running spinpark runtime: its worker threads and everything spawned on it.
+///
+/// Dropping it shuts it down: workers finish the task they are running, every task that has
+/// not finished is dropped (its destructor runs; awaiting its [`JoinHandle`] elsewhere yields a
+/// cancelled [`crate::JoinError`], or a panic one if that destructor panicked), and the worker
+/// threads are joined. Running
+/// `spawn_blocking` closures are waited for; use [`Runtime::shutdown_timeout`] to bound that.
+///
+/// It may be dropped anywhere, including inside one of its own tasks or `spawn_blocking`
+/// closures: the calling thread is then not waited for (it exits once it returns to the
+/// runtime).
+///
+/// ```
+/// let rt = spinpark::Runtime::new().unwrap();
+/// let task = rt.spawn(async { "hi" });
+/// assert_eq!(rt.block_on(task).unwrap(), "hi");
+/// rt.shutdown_timeout(std::time::Duration::from_secs(1));
+/// ```
+pub struct Runtime {
+    pub(crate) handle: Handle,
+    /// The worker threads (`Builder::start_workers` fills it).
+    pub(crate) threads: Vec<thread::JoinHandle<()>>,
+    /// The watchdog thread (`watchdog.rs`), with two workers or more.
+    pub(crate) watchdog: Option<thread::JoinHandle<()>>,
+    pub(crate) exits: Arc<Exits>,
+    /// Whether `shutdown` ran (then dropping does nothing more).
+    shut_down: bool,
+}
+
+/// How many workers have exited, to wait for them with a deadline (std's `JoinHandle` has no
+/// timed join).
+#[derive(Default)]
+pub(crate) struct Exits {
+    count: Mutex<usize>,
+    cond: Condvar,
+}
+
+impl Exits {
+    /// Waits until `n` workers have exited or `deadline` passes; returns whether they did.
+    fn wait(&self, n: usize, deadline: Option<Instant>) -> bool {
+        // Only this module's code runs under the lock, so it cannot be poisoned; recover anyway.
+        let mut count = self.count.lock().unwrap_or_else(|e| e.into_inner());
+        while *count < n {
+            count = match deadline {
+                None => self.cond.wait(count).unwrap_or_else(|e| e.into_inner()),
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        return false;
+                    }
+                    self.cond
+                        .wait_timeout(count, d - now)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0
+                }
+            };
+        }
+        true
+    }
+}
+
+/// Counts its worker as exited when dropped, even if the worker unwinds.
+pub(crate) struct ExitGuard(pub(crate) Arc<Exits>);
+
+impl Drop for ExitGuard {
+    fn drop(&mut self) {
+        *self.0.count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        self.0.cond.notify_all();
+    }
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("flavor", &self.handle.runtime_flavor())
+            .field("workers", &self.threads.len())
+            .finish()
+    }
+}
+
+impl Runtime {
+    /// A runtime around `shared` with no thread started yet (room for `workers`): dropping it
+    /// shuts down what has been started.
+    pub(crate) fn unstarted(shared: Arc<Shared>, workers: usize) -> Runtime {
+        Runtime {
+            handle: Handle::new(shared),
+            threads: Vec::with_capacity(workers),
+            watchdog: None,
+            exits: Arc::new(Exits::default()),
+            shut_down: false,
+        }
+    }
+
+    /// A runtime with [`Builder::new`]'s defaults.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// # drop(rt);
+    /// ```
+    pub fn new() -> io::Result<Runtime> {
+        Builder::new().build()
+    }
+
+    /// Runs `future` to completion on the current thread, with this runtime as the current
+    /// one (so `spawn` and I/O inside it use this runtime), and returns its output. Spawned
+    /// tasks run on the workers meanwhile; on a current-thread runtime, on this thread,
+    /// between polls of `future` (see [`Builder::new_current_thread`]).
+    ///
+    /// # Panics
+    /// If called on one of a runtime's workers or inside another `block_on`: that would
+    /// block a thread the runtime needs and could deadlock. (A `spawn_blocking` closure may
+    /// call it: the pool's threads are not needed by the workers.)
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let n = rt.block_on(async { spinpark::spawn(async { 5 }).await.unwrap() });
+    /// assert_eq!(n, 5);
+    /// ```
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.handle.block_on(future)
+    }
+
+    /// Spawns a task on this runtime; see [`crate::spawn`].
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let task = rt.spawn(async { 5 });
+    /// assert_eq!(rt.block_on(task).unwrap(), 5);
+    /// ```
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(future)
+    }
+
+    /// Runs a blocking closure on the blocking pool; see [`crate::spawn_blocking`].
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let task = rt.spawn_blocking(|| 6);
+    /// assert_eq!(rt.block_on(task).unwrap(), 6);
+    /// ```
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.handle.spawn_blocking(f)
+    }
+
+    /// Makes this runtime current on this thread until the guard drops; see
+    /// [`Handle::enter`].
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let task = {
+    ///     let _guard = rt.enter();
+    ///     spinpark::spawn(async { 8 })
+    /// };
+    /// assert_eq!(rt.block_on(task).unwrap(), 8);
+    /// ```
+    pub fn enter(&self) -> crate::EnterGuard<'_> {
+        self.handle().enter()
+    }
+
+    /// A cheap, clonable handle to this runtime.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let handle = rt.handle().clone(); // cheap; usable from any thread
+    /// assert!(!handle.is_shutdown());
+    /// ```
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    /// A snapshot of this runtime's counters.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// rt.block_on(async {});
+    /// println!("{:?}", rt.metrics().total());
+    /// ```
+    pub fn metrics(&self) -> RuntimeMetrics {
+        self.handle.metrics()
+    }
+
+    /// Shuts down like dropping the runtime, but waits at most `timeout` in all: for workers
+    /// busy in a task that does not return, and for running `spawn_blocking` closures. Those
+    /// still running then are left to finish on their own. A timeout too large to add to
+    /// `Instant::now()` (such as `Duration::MAX`) waits without a deadline, as dropping does.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// rt.spawn(std::future::pending::<()>()); // never finishes; dropped at shutdown
+    /// rt.shutdown_timeout(std::time::Duration::from_millis(100));
+    /// ```
+    pub fn shutdown_timeout(mut self, timeout: Duration) {
+        // A timeout too large for `Instant` (`Duration::MAX`) means no deadline.
+        self.shutdown(Instant::now().checked_add(timeout));
+    }
+
+    /// Shuts down inside the thread context (the tasks dropped here are dropped in it, as on
+    /// a worker), then releases the context (the tokio-compat runtime stops). Runs once:
+    /// `Drop` after `shutdown_timeout` does nothing more.
+    fn shutdown(&mut self, deadline: Option<Instant>) {
+        if std::mem::replace(&mut self.shut_down, true) {
+            return;
+        }
+        let context = self.handle.shared().context.clone();
+        within(context.as_ref(), || self.stop(deadline));
+        if let Some(context) = context {
+            context.shutdown();
+        }
+    }
+
+    fn stop(&mut self, deadline: Option<Instant>) {
+        let owned = self.handle.shared().clone();
+        // The tasks dropped on this thread (those queued in a current-thread runtime's seat,
+        // those waiting on wakers or timers, queued blocking closures) are dropped with the
+        // runtime current, as on a worker: their destructors may use `Handle::current()` or
+        // spawn cleanup work (which the shut-down runtime then cancels), as on tokio.
+        let _enter = current::enter(owned.clone(), true);
+        let shared = &*owned;
+        shared.idle.shutdown(|| shared.unpark_driver());
+        // A current-thread runtime: drop the tasks queued for its worker, unless a thread in
+        // `block_on` (through a `Handle`) holds them; that one drops them when it sees the
+        // shutdown, as a worker thread does.
+        if let Some(seat) = &shared.seat {
+            seat.close(shared.slots.get(0));
+        }
+        // Shutdown closed the watch's alarm: the watchdog returns from its wait and exits.
+        if let Some(w) = self.watchdog.take() {
+            let _ = w.join();
+        }
+        // Dropped from inside one of its own tasks: that worker exits once the task returns,
+        // so it is neither waited for nor joined.
+        let me = thread::current().id();
+        let own = self.threads.iter().any(|t| t.thread().id() == me) as usize;
+        let all_exited = self.exits.wait(self.threads.len() - own, deadline);
+        for t in self.threads.drain(..) {
+            if t.thread().id() != me && (all_exited || t.is_finished()) {
+                // Task panics (poll or destructor) and thread-hook panics are caught, so a
+                // worker does not unwind; were one to, its panic was reported when it
+                // happened and there is nothing more to do for it here.
+                let _ = t.join();
+            }
+            // Otherwise (past the deadline) the thread is detached; it exits on its own.
+        }
+        // Wakers held by the reactor (I/O, timers) keep their tasks alive; drop them so those
+        // tasks are dropped too (after a fence: see `Shared::shut_down_driver`).
+        shared.shut_down_driver();
+        // Every task still alive waits on something outside the queues; waking it now drops
+        // it (see `Shared::schedule`).
+        shared.tasks.wake_all();
+        shared.queues.drain_after_shutdown();
+        shared.blocking.shutdown(deadline);
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.shutdown(None);
+    }
+}

@@ -1,0 +1,389 @@
+//! A worker thread: run tasks, and when there are none, go idle through [`crate::idle`].
+//!
+//! Where a worker looks for its next task, in order:
+//!
+//! 1. every 61st task, the global injector first, so remote spawns cannot starve behind a
+//!    busy local queue;
+//! 2. its LIFO slot (the task the last task woke), at most three times in a row, so two tasks
+//!    that keep waking each other cannot starve the queue;
+//! 3. its local queue, then the injector, then the other workers' queues (stealing half),
+//!    then the LIFO slot of any worker stuck in a long poll (`lifo.rs`).
+//!
+//! A busy worker also polls the reactor (without blocking) every 61 tasks, and between two
+//! tasks once half a watch period has passed since it last did, so I/O and timers are served
+//! even when no worker is idle. Every task poll is stamped on the coarse clock (`time/coarse.rs`):
+//! other workers and the watchdog read the stamp to tell a worker stuck in a long poll, and
+//! a poll past `Builder::long_poll_threshold` is counted in `WorkerMetrics::long_polls`.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Acquire;
+use std::sync::{mpsc, Arc};
+
+use async_task::Runnable;
+use crossbeam_deque::Steal;
+
+use super::current;
+use super::metrics::{add, bump, WorkerCounters};
+use super::queues::{drop_queued, LocalQueue, WorkerSlot};
+use super::shared::Shared;
+use super::worker_state::WorkerState;
+use crate::idle::{Parked, SpinWindow};
+use crate::task::{coop, list, panics};
+use crate::time::coarse;
+
+/// Callbacks run on each worker thread as it starts and stops.
+pub(crate) type ThreadHook = Arc<dyn Fn() + Send + Sync>;
+
+/// How many tasks run between checks of the injector and of the reactor (and, on a
+/// current-thread runtime, at most between two polls of the `block_on` future).
+pub(crate) const GLOBAL_INTERVAL: u32 = 61;
+/// How many times in a row the LIFO slot may be preferred over the queue.
+const MAX_LIFO_STREAK: u32 = 3;
+
+/// What an idle worker found to do.
+pub(crate) enum Work {
+    Task(Runnable),
+    /// The future of the `block_on` call driving a current-thread runtime was woken.
+    Main,
+}
+
+/// How a worker's start went: `Err` carries the message of its `on_thread_start` panic.
+pub(crate) type Started = Result<(), String>;
+
+/// The body of worker thread `index`. Reports on `started` once its `on_thread_start` hook
+/// ran: a worker whose hook panicked does not start (and `Builder::build` fails).
+pub(crate) fn run(
+    shared: Arc<Shared>,
+    index: usize,
+    queue: LocalQueue,
+    on_start: Option<ThreadHook>,
+    on_stop: Option<ThreadHook>,
+    started: mpsc::Sender<Started>,
+) {
+    if let Some(f) = &on_start {
+        if let Err(payload) = panics::catch(|| f()) {
+            let msg = panics::message(&payload)
+                .unwrap_or("(no message)")
+                .to_string();
+            panics::forget_payload(payload);
+            let _ = started.send(Err(msg));
+            return;
+        }
+    }
+    // The builder may have given up already (another worker failed); that is fine.
+    let _ = started.send(Ok(()));
+    drop(started);
+    let state = WorkerState::new(&shared, index, queue);
+    {
+        let _enter = current::enter(shared.clone(), true);
+        let _worker = current::set_worker(&state);
+        let _tasks = list::publish(shared.tasks.clone());
+        let w = Worker::new(&shared, &state, None);
+        w.run_loop();
+        w.drop_queued();
+    }
+    if let Some(f) = &on_stop {
+        // The worker is done either way; the panic hook has reported the panic.
+        if let Err(payload) = panics::catch(|| f()) {
+            panics::forget_payload(payload);
+        }
+    }
+}
+
+/// A worker at work: the task machinery, shared by worker threads and by the thread that
+/// drives a current-thread runtime from `block_on` (`current_thread.rs`).
+pub(crate) struct Worker<'a> {
+    shared: &'a Shared,
+    state: &'a WorkerState,
+    /// This worker's slot in `shared.slots`.
+    slot: &'a WorkerSlot,
+    /// This worker's counters in `shared.counters`.
+    counters: &'a WorkerCounters,
+    /// On a current-thread runtime, the flag that the `block_on` future's waker sets: one
+    /// more thing an idle worker looks for, and whose waker notifies like a producer.
+    main: Option<&'a AtomicBool>,
+}
+
+impl<'a> Worker<'a> {
+    pub(crate) fn new(
+        shared: &'a Shared,
+        state: &'a WorkerState,
+        main: Option<&'a AtomicBool>,
+    ) -> Worker<'a> {
+        Worker {
+            shared,
+            state,
+            slot: shared.slots.get(state.index),
+            counters: shared.counters.worker(state.index),
+            main,
+        }
+    }
+
+    fn run_loop(&self) {
+        loop {
+            while let Some(task) = self.next_task() {
+                if !self.run_task(task) {
+                    return;
+                }
+            }
+            match self.idle() {
+                Some(Work::Task(task)) => {
+                    if !self.run_task(task) {
+                        return;
+                    }
+                }
+                // A worker thread has no `block_on` future (`main` is `None`).
+                Some(Work::Main) => {}
+                None => return,
+            }
+        }
+    }
+
+    /// Shutdown: drops what is still queued here. Dropping a runnable drops its future,
+    /// whose destructor may wake other tasks; once shut down, `schedule` puts those in the
+    /// injector, which the shutting-down thread drains.
+    pub(crate) fn drop_queued(&self) {
+        drop_queued(self.slot, &self.state.queue);
+    }
+
+    /// Runs `task`, unless the runtime has begun to shut down: then the task is dropped (here,
+    /// with the runtime current, as shutdown drops queued tasks) and this returns `false`, so
+    /// no task is polled once a worker has seen the shutdown (a timer first polled then could
+    /// not register any more).
+    pub(crate) fn run_task(&self, task: Runnable) -> bool {
+        if self.shared.idle.is_shutdown() {
+            drop(task);
+            return false;
+        }
+        bump(&self.counters.polls);
+        let tick = self.state.tick.get().wrapping_add(1);
+        self.state.tick.set(tick);
+        coop::reset();
+        let now = self.end_poll(true);
+        // A panic inside the task's poll or its future's destructor is caught by `Guarded`.
+        task.run();
+        if tick % GLOBAL_INTERVAL == 0 || self.reactor_unattended(now) {
+            self.state.last_driver_poll.set(now);
+            self.poll_driver();
+        }
+        true
+    }
+
+    /// Whether this worker last polled the reactor at least half a watch period before coarse
+    /// time `now` (the start of the task that just ran). Workers that go from task to task
+    /// without idling (short blocking tasks back to back, each stealing the next) poll the
+    /// reactor every [`GLOBAL_INTERVAL`] tasks, which may be seconds, and nobody parks, so the
+    /// watchdog has nothing to watch: this bounds the wait of timers and sockets by the
+    /// period instead, at one zero-timeout `epoll_wait` per half period per busy worker. The
+    /// stamp is the worker's own, so the check is a compare on a local `Cell`.
+    fn reactor_unattended(&self, now: u64) -> bool {
+        now.saturating_sub(self.state.last_driver_poll.get()) >= self.shared.slots.attend_every()
+    }
+
+    /// The previous task poll, if one is stamped, is over: count it if it ran long. Then
+    /// stamp the one that starts now (`starting`), or mark the worker idle. One coarse clock
+    /// read per task, whose reading it returns.
+    pub(crate) fn end_poll(&self, starting: bool) -> u64 {
+        let now = coarse::now();
+        if self.shared.slots.end_poll(self.state.index, now, starting) {
+            bump(&self.counters.long_polls);
+        }
+        now
+    }
+
+    /// The next task from this worker's own sources or anybody else's; see the module docs.
+    pub(crate) fn next_task(&self) -> Option<Runnable> {
+        let state = self.state;
+        if state.tick.get() % GLOBAL_INTERVAL == GLOBAL_INTERVAL - 1 {
+            if let Some(t) = self.steal_injector() {
+                return Some(t);
+            }
+        }
+        if let Some(t) = self.slot.lifo.take() {
+            let streak = state.lifo_streak.get() + 1;
+            if streak <= MAX_LIFO_STREAK {
+                state.lifo_streak.set(streak);
+                return Some(t);
+            }
+            // Too many in a row: the LIFO task goes behind the queue like any other.
+            state.queue.push(t);
+        }
+        state.lifo_streak.set(0);
+        state
+            .queue
+            .pop()
+            .or_else(|| self.steal_injector())
+            .or_else(|| self.steal_others())
+    }
+
+    /// What an idle worker looks for: the `block_on` future, if it was woken (current-thread
+    /// runtime), else the next task.
+    fn next_work(&self) -> Option<Work> {
+        // Acquire: pairs with the waker's Release. Against a lost wake-up the flag is ordered
+        // like a queue: set, then the waker's `notify` fences; the parker announces, fences,
+        // then re-checks here (see `idle/mod.rs`).
+        if self.main.is_some_and(|m| m.load(Acquire)) {
+            return Some(Work::Main);
+        }
+        self.next_task().map(Work::Task)
+    }
+
+    fn steal_injector(&self) -> Option<Runnable> {
+        self.shared.queues.steal_injector_into(&self.state.queue)
+    }
+
+    fn steal_others(&self) -> Option<Runnable> {
+        let queues = &self.shared.queues;
+        let n = queues.workers();
+        if n <= 1 {
+            return None;
+        }
+        // Start after ourselves, so workers do not all raid worker 0 first.
+        loop {
+            let mut retry = false;
+            for k in 1..n {
+                let victim = (self.state.index + k) % n;
+                match queues.steal_into(victim, &self.state.queue) {
+                    Steal::Success(t) => {
+                        bump(&self.counters.steals);
+                        return Some(t);
+                    }
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+            if !retry {
+                return self.steal_stuck_lifo();
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// Whether another worker has been in one poll for too long: it does not attend the
+    /// reactor, so this worker, parking while nobody spins, should drive it (`idle/word.rs`).
+    fn others_stuck(&self) -> bool {
+        self.shared
+            .slots
+            .others_stuck(self.state.index, coarse::now())
+    }
+
+    /// The task in the LIFO slot of a worker that has been in one poll for too long (see
+    /// `lifo.rs`): it would otherwise wait for that poll to end while this worker idles.
+    fn steal_stuck_lifo(&self) -> Option<Runnable> {
+        let task = self.shared.slots.take_stuck_lifo(self.state.index)?;
+        bump(&self.counters.steals);
+        Some(task)
+    }
+
+    /// Whether work is queued behind the task a spinner just took: then another worker should
+    /// come and help (the chain wake).
+    fn more_work_queued(&self) -> bool {
+        !self.state.queue.is_empty() || !self.shared.queues.injector_is_empty()
+    }
+
+    /// Polls the reactor without blocking, unless another worker is already doing so. Returns
+    /// whether it dispatched anything. Either way this worker is attending: it pushes the
+    /// watch's alarm ahead (`idle/watch.rs`), which costs a syscall every half period at most.
+    fn poll_driver(&self) -> bool {
+        self.shared.idle.attend(self.shared.policy.now());
+        let polled = self
+            .shared
+            .driver
+            .try_poll(|| bump(&self.counters.driver_polls));
+        polled > 0
+    }
+
+    /// Out of work: spin, then park, until there is work (`Some`) or the runtime shuts down.
+    /// One call is one idle period: the spin policy decides how it starts and learns, from
+    /// how long it lasted, how the next ones should (see `idle/spin.rs`).
+    pub(crate) fn idle(&self) -> Option<Work> {
+        let shared = self.shared;
+        let policy = &shared.policy;
+        let counters = self.counters;
+        self.end_poll(false);
+        let began = policy.now();
+        // Busy: another worker is awake or work is queued; the policy runs no park probe
+        // then (it would measure the others, or queueing: idle/spin.rs, "When to probe").
+        let busy = shared.idle.others_awake() || !shared.queues.injector_is_empty();
+        let decision = policy.begin(began, self.state.index, busy);
+        if decision.parks_by_choice() {
+            bump(&counters.parked_by_choice);
+        }
+        let mut spinning = decision.spins() && shared.idle.try_start_spinning();
+        let spun = spinning;
+        // The period is over: work turns up `d` after it began. The worker polled the
+        // reactor while it spun, or was woken by it (or to look at it).
+        let found = |work: Work| {
+            policy.end(decision, spun, policy.now().saturating_sub(began));
+            self.state.last_driver_poll.set(coarse::now());
+            Some(work)
+        };
+        loop {
+            if spinning {
+                // After a wake-up, too, the worker spins this period's window (a period the
+                // policy chose to park in scans once).
+                let mut window = policy.start(decision);
+                let charge = |window: &SpinWindow| {
+                    let ns = window.elapsed().as_nanos() as u64;
+                    policy.spun(policy.now(), ns);
+                    add(&counters.spin_nanos, ns);
+                };
+                loop {
+                    if let Some(work) = self.next_work() {
+                        charge(&window);
+                        let woke = shared.idle.stop_spinning(
+                            true,
+                            || self.more_work_queued(),
+                            || shared.unpark_driver(),
+                        );
+                        shared.count_wake(woke, Some(self.state.index));
+                        bump(&counters.spins_found_work);
+                        return found(work);
+                    }
+                    if shared.idle.is_shutdown() {
+                        shared.idle.stop_spinning(false, || false, || {});
+                        return None;
+                    }
+                    if self.poll_driver() {
+                        continue;
+                    }
+                    if !window.keep_spinning() {
+                        break;
+                    }
+                }
+                charge(&window);
+                shared.idle.stop_spinning(false, || false, || {});
+                bump(&counters.spins_expired);
+            }
+            let driver = shared.driver.get();
+            let mut drive = || {
+                if let Some(d) = driver {
+                    d.park();
+                }
+            };
+            let drive: Option<&mut dyn FnMut()> = driver.map(|_| &mut drive as &mut dyn FnMut());
+            let stuck = driver.is_some() && self.others_stuck();
+            match shared.idle.park(
+                policy.now(),
+                stuck,
+                || self.next_work(),
+                drive,
+                || shared.driver.get().is_some(),
+            ) {
+                Parked::Work(work) => {
+                    shared.idle.attend(policy.now());
+                    return found(work);
+                }
+                Parked::Woken => {
+                    bump(&counters.parks);
+                    shared.idle.attend(policy.now());
+                    spinning = true;
+                }
+                Parked::Shutdown => return None,
+                // Park again, now able to drive (`idle/mod.rs`, "The reactor may appear
+                // late").
+                Parked::DriverAppeared => spinning = false,
+            }
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! What a task is, whichever runtime runs it: the wrapper its future runs in (`guarded.rs`),
+//! what its owner holds (`join.rs`: `JoinHandle`; `error.rs`: `JoinError`; `abort.rs`:
+//! `AbortHandle`),
+//! the runtime's list of live tasks (`list.rs`), containing panics (`panics.rs`), the
+//! cooperative budget (`coop.rs`) and `yield_now`.
+//!
+//! Nothing here knows the scheduler: `scheduler/spawn.rs` builds tasks from these parts, and
+//! a worker publishes its runtime's task list on its thread (`list::publish`) for the tasks it
+//! polls. `JoinSet`, which spawns through a `Handle`, is in `runtime/`.
+
+mod abort;
+pub mod coop;
+mod error;
+mod guarded;
+mod join;
+pub(crate) mod list;
+pub(crate) mod panics;
+mod yield_now;
+
+pub use abort::AbortHandle;
+pub use error::JoinError;
+pub(crate) use guarded::{Guarded, TaskMeta};
+pub use join::JoinHandle;
+pub(crate) use list::TaskList;
+pub use yield_now::{yield_now, YieldNow};
