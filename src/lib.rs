@@ -70,6 +70,7 @@
 #![warn(missing_debug_implementations, unreachable_pub)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub use spinpark_executor::task_local;
 pub use spinpark_executor::{
     spawn, spawn_blocking, yield_now, AbortHandle, Builder, EnterGuard, Handle, JoinError,
     JoinHandle, JoinSet, Runtime, RuntimeFlavor, RuntimeMetrics, TryCurrentError, WorkerMetrics,
@@ -121,6 +122,14 @@ pub mod signal {
 
 /// Tasks: spawning, joining (one at a time or as a [`JoinSet`]), yielding.
 pub mod task {
+    pub use spinpark_executor::coop;
+    pub use spinpark_executor::coop::{consume_budget, unconstrained, Unconstrained};
+    pub use spinpark_executor::task::{id, try_id, AccessError, Id, LocalKey};
+
+    /// The futures of this module's functions, as `tokio::task::futures`.
+    pub mod futures {
+        pub use spinpark_executor::task::TaskLocalFuture;
+    }
     pub use spinpark_executor::{
         spawn, spawn_blocking, yield_now, AbortHandle, JoinError, JoinHandle, JoinSet, YieldNow,
     };

@@ -67,7 +67,7 @@ mod runtime;
 #[cfg(not(loom))]
 mod scheduler;
 #[cfg(not(loom))]
-mod task;
+pub mod task;
 #[cfg(not(loom))]
 mod time;
 

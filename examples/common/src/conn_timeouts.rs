@@ -393,6 +393,9 @@ mod tests {
         for d in [Duration::MAX, Duration::from_secs(u64::MAX / 2)] {
             assert!(after(now, d) > now + Duration::from_secs(365 * 24 * 3600));
         }
-        assert_eq!(after(now, Duration::from_secs(5)), now + Duration::from_secs(5));
+        assert_eq!(
+            after(now, Duration::from_secs(5)),
+            now + Duration::from_secs(5)
+        );
     }
 }

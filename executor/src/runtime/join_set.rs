@@ -45,7 +45,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{ready, Context, Poll, Wake, Waker};
 
 use super::handle::Handle;
-use crate::task::{coop, panics, AbortHandle, JoinError, JoinHandle};
+use crate::task::{coop, panics, AbortHandle, Id, JoinError, JoinHandle};
 
 /// A collection of tasks spawned on a spinpark runtime, whose results are taken in the order
 /// the tasks finish. The same API as `tokio::task::JoinSet`: `spawn` returns an
@@ -104,6 +104,8 @@ struct Key {
 }
 
 struct Entry<T> {
+    /// The task's id, reported by the `*_with_id` methods.
+    id: Id,
     state: State<T>,
     /// This entry's key (its id says which entry this is) and flag, shared with its waker.
     notify: Arc<EntryWaker>,
@@ -270,6 +272,25 @@ impl<T> JoinSet<T> {
     /// # });
     /// ```
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+        self.poll_join_next_with_id(cx)
+            .map(|o| o.map(|r| r.map(|(_, out)| out)))
+    }
+
+    /// [`JoinSet::poll_join_next`], with the finished task's id beside its output (a failed
+    /// task's id is in its [`JoinError`]).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let mut set = spinpark::task::JoinSet::new();
+    /// let id = set.spawn(async { 5 }).id();
+    /// let out = std::future::poll_fn(|cx| set.poll_join_next_with_id(cx)).await;
+    /// assert_eq!(out.unwrap().unwrap(), (id, 5));
+    /// # });
+    /// ```
+    pub fn poll_join_next_with_id(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<(Id, T), JoinError>>> {
         if self.len == 0 {
             return Poll::Ready(None);
         }
@@ -303,6 +324,32 @@ impl<T> JoinSet<T> {
     /// # });
     /// ```
     pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
+        self.try_join_next_with_id().map(|r| r.map(|(_, out)| out))
+    }
+
+    /// [`JoinSet::join_next`], with the finished task's id beside its output (a failed task's
+    /// id is in its [`JoinError`]).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let mut set = spinpark::task::JoinSet::new();
+    /// let id = set.spawn(async { 1 }).id();
+    /// assert_eq!(set.join_next_with_id().await.unwrap().unwrap(), (id, 1));
+    /// # });
+    /// ```
+    pub async fn join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
+        poll_fn(|cx| self.poll_join_next_with_id(cx)).await
+    }
+
+    /// [`JoinSet::try_join_next`], with the finished task's id beside its output.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let mut set = spinpark::task::JoinSet::<()>::new();
+    /// assert!(set.try_join_next_with_id().is_none());
+    /// # });
+    /// ```
+    pub fn try_join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
         while let Some(key) = self.pop_ready(None) {
             if let Some(out) = self.poll_entry(key) {
                 return Some(out);
@@ -399,6 +446,7 @@ impl<T> JoinSet<T> {
     /// abort the task.
     fn insert(&mut self, mut handle: JoinHandle<T>) -> AbortHandle {
         let abort = handle.abort_handle();
+        let task = handle.id();
         let id = self.next_id;
         self.next_id += 1;
         let slot = self.free.pop().unwrap_or(self.slots.len());
@@ -421,6 +469,7 @@ impl<T> JoinSet<T> {
             }
         };
         let entry = Some(Entry {
+            id: task,
             state,
             notify,
             waker,
@@ -459,9 +508,9 @@ impl<T> JoinSet<T> {
         self.batch.pop_front()
     }
 
-    /// Polls the entry `key` names, if it is still in the set; returns its result and removes
-    /// it if its task has finished.
-    fn poll_entry(&mut self, key: Key) -> Option<Result<T, JoinError>> {
+    /// Polls the entry `key` names, if it is still in the set; returns its result (with the
+    /// task's id) and removes it if its task has finished.
+    fn poll_entry(&mut self, key: Key) -> Option<Result<(Id, T), JoinError>> {
         let entry = match self.slots.get_mut(key.slot) {
             Some(Some(entry)) if entry.notify.key == key => entry,
             // A key left behind by an entry that has left the set.
@@ -484,13 +533,14 @@ impl<T> JoinSet<T> {
             }
         };
         let entry = self.remove(key.slot);
-        Some(match (out, entry.state) {
+        let out = match (out, entry.state) {
             (Some(out), _) => out,
             (None, State::Done(out)) => out.into_inner().unwrap_or_else(|e| e.into_inner()),
             (None, State::Running(_)) => {
                 unreachable!("a running entry's result comes from its poll")
             }
-        })
+        };
+        Some(out.map(|v| (entry.id, v)))
     }
 
     /// Takes the entry out of `slot`, which must hold one.

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::task::Waker;
 
 use super::guarded::TaskMeta;
+use super::id::Id;
 
 /// Aborts a task from anywhere, as many times as it is cloned; unlike a [`JoinHandle`] it
 /// cannot await the task's output, and dropping it does nothing. [`JoinSet::spawn`] returns
@@ -70,6 +71,18 @@ impl AbortHandle {
     pub fn abort(&self) {
         self.meta.abort();
         self.waker.wake_by_ref();
+    }
+
+    /// The task's id.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let task = spinpark::spawn(async {});
+    /// assert_eq!(task.abort_handle().id(), task.id());
+    /// # });
+    /// ```
+    pub fn id(&self) -> Id {
+        self.meta.id
     }
 
     /// Whether the task has finished: it completed, panicked, or was cancelled (its future

@@ -61,3 +61,83 @@ pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<()> {
         }
     })
 }
+
+/// Whether the current task has budget left for another operation (always `true` outside a
+/// task, where the budget is unlimited).
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// spinpark::spawn(async {
+///     assert!(spinpark::task::coop::has_budget_remaining()); // a fresh poll
+/// })
+/// .await
+/// .unwrap();
+/// # });
+/// ```
+pub fn has_budget_remaining() -> bool {
+    REMAINING.try_with(|r| r.get() != Some(0)).unwrap_or(true)
+}
+
+/// Takes one unit of the current task's budget, yielding first if it is spent: for a loop of
+/// CPU work that polls nothing, so that it still lets its worker's other tasks run.
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// let mut sum = 0u64;
+/// for i in 0..10_000u64 {
+///     sum += i;
+///     spinpark::task::coop::consume_budget().await;
+/// }
+/// assert_eq!(sum, 49_995_000);
+/// # });
+/// ```
+pub async fn consume_budget() {
+    std::future::poll_fn(poll_proceed).await
+}
+
+/// Runs `future` without a budget: its operations never yield for want of one. For futures
+/// that must not be interrupted (a tight protocol exchange), at the price of possibly
+/// starving the worker's other tasks.
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// spinpark::spawn(spinpark::task::coop::unconstrained(async {
+///     for _ in 0..1000 {
+///         spinpark::task::coop::consume_budget().await; // never yields here
+///     }
+///     assert!(spinpark::task::coop::has_budget_remaining());
+/// }))
+/// .await
+/// .unwrap();
+/// # });
+/// ```
+pub fn unconstrained<F: std::future::Future>(future: F) -> Unconstrained<F> {
+    Unconstrained { inner: future }
+}
+
+pin_project_lite::pin_project! {
+    /// A future run without a cooperative budget; see [`unconstrained`].
+    #[derive(Debug)]
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Unconstrained<F> {
+        #[pin]
+        inner: F,
+    }
+}
+
+impl<F: std::future::Future> std::future::Future for Unconstrained<F> {
+    type Output = F::Output;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let saved = REMAINING.with(|r| r.replace(None));
+        // Restored however the poll ends (a panic unwinds through here).
+        struct Restore(Option<u32>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let _ = REMAINING.try_with(|r| r.set(self.0));
+            }
+        }
+        let _restore = Restore(saved);
+        self.project().inner.poll(cx)
+    }
+}

@@ -10,6 +10,7 @@
 use std::any::Any;
 use std::fmt;
 
+use super::id::Id;
 use super::panics;
 
 /// Why a task did not produce its output.
@@ -24,6 +25,8 @@ use super::panics;
 /// ```
 pub struct JoinError {
     repr: Repr,
+    /// The task's id.
+    id: Id,
 }
 
 enum Repr {
@@ -32,16 +35,31 @@ enum Repr {
 }
 
 impl JoinError {
-    pub(crate) fn cancelled() -> Self {
+    pub(crate) fn cancelled(id: Id) -> Self {
         Self {
             repr: Repr::Cancelled,
+            id,
         }
     }
 
-    pub(crate) fn panic(payload: Box<dyn Any + Send + 'static>) -> Self {
+    pub(crate) fn panic(id: Id, payload: Box<dyn Any + Send + 'static>) -> Self {
         Self {
             repr: Repr::Panic(payload),
+            id,
         }
+    }
+
+    /// The id of the task that failed.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let task = spinpark::spawn(async { panic!("x") });
+    /// let id = task.id();
+    /// assert_eq!(task.await.unwrap_err().id(), id);
+    /// # });
+    /// ```
+    pub fn id(&self) -> Id {
+        self.id
     }
 
     /// The task was aborted, or dropped because its runtime shut down.

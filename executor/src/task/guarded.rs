@@ -28,12 +28,15 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
 
 use super::error::JoinError;
+use super::id::{self, Id};
 use super::list::{self, TaskList};
 use super::panics::{self, Payload};
 
 /// Shared between a task's [`Guarded`] future and its [`JoinHandle`]: the abort flag, and
 /// where the task is listed in its runtime's live-task list (one allocation for both).
 pub(crate) struct TaskMeta {
+    /// The task's id.
+    pub(crate) id: Id,
     aborted: AtomicBool,
     /// Set once the future is gone (completed, panicked, aborted, or dropped unfinished).
     finished: AtomicBool,
@@ -52,6 +55,7 @@ pub(crate) struct TaskMeta {
 impl TaskMeta {
     pub(crate) fn new(listable: bool) -> Arc<Self> {
         Arc::new(Self {
+            id: Id::next(),
             aborted: AtomicBool::new(false),
             finished: AtomicBool::new(false),
             listable,
@@ -153,6 +157,8 @@ impl<F> Drop for Guarded<F> {
     // Runs when async-task drops the task's future slot: after completion or abort (the future
     // is gone already), or when the task is dropped unfinished (runtime shutdown).
     fn drop(&mut self) {
+        // The future's destructor runs as part of its task (`task::id()` works there).
+        let _id = id::enter(self.meta.id);
         if let Err(payload) = self.drop_future() {
             let mut slot = self
                 .meta
@@ -180,16 +186,18 @@ impl<F: Future> Future for Guarded<F> {
         // are not pinned.
         let this = unsafe { self.get_unchecked_mut() };
         assert!(this.live, "a spinpark task was polled after it completed");
+        let task = this.meta.id;
+        let _id = id::enter(task);
         // Acquire: pairs with the Release in `abort`, though the flag carries no data; any
         // ordering would be correct, this one is the conventional flag pairing.
         if this.meta.aborted.load(Ordering::Acquire) {
             // Like tokio: a panic from the aborted future's destructor is what the handle sees.
             let err = match this.drop_future() {
-                Ok(()) => JoinError::cancelled(),
-                Err(payload) => JoinError::panic(payload),
+                Ok(()) => JoinError::cancelled(task),
+                Err(payload) => JoinError::panic(task, payload),
             };
             this.meta.finish();
-            return Poll::Ready(Outcome::new(Err(err)));
+            return Poll::Ready(Outcome::new(task, Err(err)));
         }
         // SAFETY: see above; `future` stays where it is for as long as `self` is pinned, and
         // `live` says it has not been dropped.
@@ -204,7 +212,7 @@ impl<F: Future> Future for Guarded<F> {
                 Err(payload) => {
                     // The destructor's panic is the task's outcome; the output goes.
                     panics::drop_quietly(v);
-                    Err(JoinError::panic(payload))
+                    Err(JoinError::panic(task, payload))
                 }
             },
             Err(payload) => {
@@ -212,32 +220,40 @@ impl<F: Future> Future for Guarded<F> {
                 if let Err(again) = this.drop_future() {
                     panics::forget_payload(again);
                 }
-                Err(JoinError::panic(payload))
+                Err(JoinError::panic(task, payload))
             }
         };
         this.meta.finish();
-        Poll::Ready(Outcome::new(out))
+        Poll::Ready(Outcome::new(task, out))
     }
 }
 
 /// A finished task's result as the task stores it until its handle takes it. Dropping it
 /// (the handle was dropped, so nobody will take it) never unwinds: a panic from the output's
-/// destructor is contained, as tokio does.
-pub(crate) struct Outcome<T>(Option<Result<T, JoinError>>);
+/// destructor is contained, as tokio does, and runs as part of the task (`task::id()` is the
+/// task's there), on whichever thread drops it.
+pub(crate) struct Outcome<T> {
+    task: Id,
+    result: Option<Result<T, JoinError>>,
+}
 
 impl<T> Outcome<T> {
-    pub(crate) fn new(result: Result<T, JoinError>) -> Self {
-        Self(Some(result))
+    pub(crate) fn new(task: Id, result: Result<T, JoinError>) -> Self {
+        Self {
+            task,
+            result: Some(result),
+        }
     }
 
     pub(crate) fn into_inner(mut self) -> Result<T, JoinError> {
-        self.0.take().expect("an outcome is taken once")
+        self.result.take().expect("an outcome is taken once")
     }
 }
 
 impl<T> Drop for Outcome<T> {
     fn drop(&mut self) {
-        if let Some(result) = self.0.take() {
+        if let Some(result) = self.result.take() {
+            let _id = id::enter(self.task);
             panics::drop_quietly(result);
         }
     }

@@ -28,6 +28,7 @@ use std::task::{Context, Poll, Waker};
 use super::abort::AbortHandle;
 use super::error::JoinError;
 use super::guarded::{Outcome, TaskMeta};
+use super::id::Id;
 
 /// An owned permission to await, abort or detach a spawned task.
 ///
@@ -75,6 +76,19 @@ impl<T> JoinHandle<T> {
     pub fn abort(&self) {
         self.meta.abort();
         self.waker.wake_by_ref();
+    }
+
+    /// The task's id.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let task = spinpark::spawn(async { spinpark::task::id() });
+    /// let id = task.id();
+    /// assert_eq!(task.await.unwrap(), id);
+    /// # });
+    /// ```
+    pub fn id(&self) -> Id {
+        self.meta.id
     }
 
     /// A handle that can abort this task from anywhere, independently of this one (it may
@@ -125,8 +139,8 @@ impl<T> Future for JoinHandle<T> {
                     // The runtime dropped the task before it completed; its future's
                     // destructor may have panicked meanwhile.
                     None => Err(match self.meta.take_drop_panic() {
-                        Some(payload) => JoinError::panic(payload),
-                        None => JoinError::cancelled(),
+                        Some(payload) => JoinError::panic(self.meta.id, payload),
+                        None => JoinError::cancelled(self.meta.id),
                     }),
                 })
             }

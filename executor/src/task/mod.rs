@@ -1,3 +1,13 @@
+//! Tasks: their ids, handles, errors, cooperative budget and task-local values (what
+//! `spinpark::task` re-exports, with the spawn functions).
+//!
+//! ```
+//! # spinpark::Runtime::new().unwrap().block_on(async {
+//! let task = spinpark::spawn(async { spinpark::task::id() });
+//! assert_eq!(task.id(), task.await.unwrap());
+//! # });
+//! ```
+//!
 //! What a task is, whichever runtime runs it: the wrapper its future runs in (`guarded.rs`),
 //! what its owner holds (`join.rs`: `JoinHandle`; `error.rs`: `JoinError`; `abort.rs`:
 //! `AbortHandle`),
@@ -12,14 +22,18 @@ mod abort;
 pub mod coop;
 mod error;
 mod guarded;
+mod id;
 mod join;
 pub(crate) mod list;
+mod local_key;
 pub(crate) mod panics;
 mod yield_now;
 
 pub use abort::AbortHandle;
 pub use error::JoinError;
 pub(crate) use guarded::{Guarded, TaskMeta};
+pub use id::{id, try_id, Id};
 pub use join::JoinHandle;
 pub(crate) use list::TaskList;
+pub use local_key::{AccessError, LocalKey, TaskLocalFuture};
 pub use yield_now::{yield_now, YieldNow};
