@@ -20,6 +20,10 @@ pub use spinpark::spawn;
 /// `#[tokio::main]` and `#[tokio::test]`: spinpark's attributes, which take tokio's arguments.
 pub use spinpark::{main, test};
 
+/// `tokio::task_local!`. (With `spawn`, `main` and `test`, the one tokio item at the crate
+/// root that is a runtime's; add any other root item spinpark gains under tokio's name here.)
+pub use spinpark::task_local;
+
 /// What `#[tokio::main(crate = "path")]` expands to: spinpark's attributes call
 /// `<crate>::Builder`, so the renamed crate must have it at its root.
 #[doc(hidden)]
