@@ -86,7 +86,7 @@ pub fn fmt_dur(d: Duration) -> String {
     let us = d.as_micros();
     if us == 0 {
         "0".into()
-    } else if us % 1000 == 0 {
+    } else if us.is_multiple_of(1000) {
         format!("{}ms", us / 1000)
     } else {
         format!("{us}us")
