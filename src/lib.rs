@@ -131,16 +131,17 @@ pub mod task {
         pub use spinpark_executor::task::TaskLocalFuture;
     }
     pub use spinpark_executor::{
-        block_in_place, spawn, spawn_blocking, yield_now, AbortHandle, JoinError, JoinHandle,
-        JoinSet, YieldNow,
+        block_in_place, spawn, spawn_blocking, spawn_local, yield_now, AbortHandle, JoinError,
+        JoinHandle, JoinSet, LocalEnterGuard, LocalSet, RunUntil, YieldNow,
     };
 }
 
 /// The runtime and its configuration and metrics.
 pub mod runtime {
+    pub use spinpark_executor::RuntimeId as Id;
     pub use spinpark_executor::{
-        worker_index, Builder, EnterGuard, Handle, Runtime, RuntimeFlavor, RuntimeMetrics,
-        TryCurrentError, WorkerMetrics, DEFAULT_SPIN,
+        worker_index, Builder, EnterGuard, Handle, LocalOptions, LocalRuntime, Runtime,
+        RuntimeFlavor, RuntimeMetrics, TryCurrentError, WorkerMetrics, DEFAULT_SPIN,
     };
 }
 

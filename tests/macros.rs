@@ -129,3 +129,16 @@ mod renamed {
         assert_eq!(super::double(4).await, 8);
     }
 }
+
+// `flavor = "local"`: a current-thread runtime with a local set, so a test may spawn tasks
+// that are not `Send` anywhere in it.
+#[spinpark::test(flavor = "local")]
+async fn local_flavor_spawns_local_tasks() {
+    let rc = std::rc::Rc::new(5);
+    let r = rc.clone();
+    let v = spinpark::task::spawn_local(async move { *r * 2 })
+        .await
+        .unwrap();
+    assert_eq!(v, 10);
+    assert_eq!(std::rc::Rc::strong_count(&rc), 1);
+}

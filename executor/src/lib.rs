@@ -54,6 +54,7 @@ compile_error!(
 //   model-checks; `time/`: the coarse clock and the clock tests may pause; `task/`: what a
 //   task is (its future's wrapper, `JoinHandle`, `JoinError`, `AbortHandle`, the live-task
 //   list, panics, the cooperative budget).
+// * `local/`: local tasks (`LocalSet`, `spawn_local`), built from `task/`'s parts only.
 // * `scheduler/`: the state a runtime's threads share and the machinery that runs tasks on
 //   them (queues, workers, the current-thread seat, the blocking pool, the watchdog,
 //   metrics).
@@ -62,6 +63,8 @@ compile_error!(
 // `driver.rs` is the public module for reactor authors. Under `--cfg loom` only `idle/` is
 // built (crossbeam's queues and real threads are not loom-aware).
 mod idle;
+#[cfg(not(loom))]
+mod local;
 #[cfg(not(loom))]
 mod runtime;
 #[cfg(not(loom))]
@@ -81,9 +84,14 @@ pub use idle::loom_model;
 #[cfg(not(loom))]
 pub use driver::Driver;
 #[cfg(not(loom))]
+pub use local::{LocalEnterGuard, LocalSet, RunUntil};
+/// A runtime's id (`spinpark::runtime::Id`); see [`Handle::id`].
+#[cfg(not(loom))]
+pub use runtime::Id as RuntimeId;
+#[cfg(not(loom))]
 pub use runtime::{
-    block_in_place, spawn, spawn_blocking, worker_index, Builder, EnterGuard, Handle, JoinSet,
-    Runtime, RuntimeFlavor, TryCurrentError, DEFAULT_SPIN,
+    block_in_place, spawn, spawn_blocking, spawn_local, worker_index, Builder, EnterGuard, Handle,
+    JoinSet, LocalOptions, LocalRuntime, Runtime, RuntimeFlavor, TryCurrentError, DEFAULT_SPIN,
 };
 #[cfg(not(loom))]
 pub use scheduler::{RuntimeMetrics, WorkerMetrics};

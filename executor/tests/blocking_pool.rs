@@ -123,10 +123,14 @@ fn shutdown_timeout_of_duration_max_means_no_deadline() {
     within("shutdown_timeout(Duration::MAX)", || {
         let rt = Builder::new().worker_threads(2).build().unwrap();
         let (tx, rx) = mpsc::channel();
+        let (started_tx, started) = mpsc::channel();
         rt.spawn_blocking(move || {
+            started_tx.send(()).unwrap();
             std::thread::sleep(Duration::from_millis(20));
             tx.send(()).unwrap();
         });
+        // A closure still queued at shutdown is cancelled (as in tokio): wait until it runs.
+        started.recv().unwrap();
         rt.shutdown_timeout(Duration::MAX);
         // "No deadline": the running closure was waited for.
         rx.try_recv()

@@ -11,8 +11,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("idle", &[]),
     ("time", &[]),
     ("task", &[]),
+    ("local", &["task"]),
     ("scheduler", &["idle", "task", "time"]),
-    ("runtime", &["idle", "scheduler", "task", "time"]),
+    ("runtime", &["idle", "local", "scheduler", "task", "time"]),
 ];
 
 /// Files owned by the scheduler's `Shared` (fields of it, or parts of those), which must not
@@ -21,6 +22,7 @@ const OWNED_BY_SHARED: &[&str] = &[
     "scheduler/blocking.rs",
     "scheduler/driver_cell.rs",
     "scheduler/foreign_context.rs",
+    "scheduler/identity.rs",
     "scheduler/lifo.rs",
     "scheduler/metrics.rs",
     "scheduler/queues.rs",

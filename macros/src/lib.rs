@@ -69,7 +69,9 @@ use syn::{Error, Expr, ExprLit, Ident, ItemFn, Lit, LitStr, Path, Token};
 ///
 /// - `flavor = "multi_thread"` (the default for `main`): worker threads;
 ///   `flavor = "current_thread"`: no worker thread, tasks run on the thread
-///   that runs `main` (`Builder::new_current_thread`). As in tokio.
+///   that runs `main` (`Builder::new_current_thread`); `flavor = "local"`: the
+///   same with a local set, so `spawn_local` works everywhere in it
+///   (`Builder::build_local`). As in tokio.
 /// - `worker_threads = 4`: the number of worker threads (at least 1); not with
 ///   `flavor = "current_thread"`.
 /// - `spin = "50us"`: a fixed window, how long an idle worker spins before it
@@ -163,6 +165,9 @@ enum Kind {
 enum Flavor {
     CurrentThread,
     MultiThread,
+    /// A current-thread runtime with a local set (`Builder::build_local`): `spawn_local`
+    /// works everywhere in it.
+    Local,
 }
 
 /// The arguments, checked. `None` leaves the setting to the `Builder`.
@@ -256,7 +261,7 @@ fn check(kind: Kind, config: &Config, test_util: bool) -> syn::Result<Flavor> {
         (None, Kind::Test) if wants_workers => Flavor::MultiThread,
         (None, Kind::Test) => Flavor::CurrentThread,
     };
-    if flavor == Flavor::CurrentThread {
+    if flavor != Flavor::MultiThread {
         let only_multi = [&config.worker_threads, &config.max_spinners];
         if let Some((_, name)) = only_multi.into_iter().flatten().next() {
             return Err(Error::new_spanned(
@@ -342,9 +347,11 @@ fn parse_args(input: ParseStream) -> syn::Result<Config> {
                 let flavor = match lit.value().as_str() {
                     "current_thread" => Flavor::CurrentThread,
                     "multi_thread" => Flavor::MultiThread,
+                    "local" => Flavor::Local,
                     other => {
                         let msg = format!(
-                            "`flavor` is \"current_thread\" or \"multi_thread\", not {other:?}"
+                            "`flavor` is \"current_thread\", \"multi_thread\" or \"local\", \
+                             not {other:?}"
                         );
                         return Err(Error::new(lit.span(), msg));
                     }
@@ -514,8 +521,12 @@ fn expansion(kind: Kind, flavor: Flavor, config: Config, func: ItemFn) -> TokenS
         None => quote!(::spinpark),
     };
     let builder = match flavor {
-        Flavor::CurrentThread => quote!(new_current_thread),
+        Flavor::CurrentThread | Flavor::Local => quote!(new_current_thread),
         Flavor::MultiThread => quote!(new),
+    };
+    let build = match flavor {
+        Flavor::Local => quote!(.build_local(::core::default::Default::default())),
+        _ => quote!(.build()),
     };
     let worker_threads = config
         .worker_threads
@@ -543,7 +554,7 @@ fn expansion(kind: Kind, flavor: Flavor, config: Config, func: ItemFn) -> TokenS
                 #max_spinners
                 #tokio_compat
                 #start_paused
-                .build()
+                #build
                 .expect("failed to build the spinpark runtime")
                 .block_on(async #block)
         }
@@ -609,6 +620,11 @@ mod tests {
             flavor(Kind::Test, quote!(start_paused = true)),
             Flavor::CurrentThread
         ));
+        assert!(is(
+            flavor(Kind::Test, quote!(flavor = "local", start_paused = true)),
+            Flavor::Local
+        ));
+        assert!(flavor(Kind::Test, quote!(flavor = "local", worker_threads = 2)).is_err());
     }
 
     #[test]

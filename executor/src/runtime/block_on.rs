@@ -19,8 +19,11 @@ use std::thread;
 
 use crate::scheduler::{block_on_seated, current, within, Shared};
 
-/// Runs `future` to completion on the current thread, with `shared`'s runtime current.
-pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output {
+/// Runs `future` to completion on the current thread, with `shared`'s runtime current. On a
+/// current-thread runtime the thread also runs the runtime's tasks (takes its seat) only if
+/// `may_drive` (`Runtime::block_on`; `Handle::block_on` does not, as in tokio).
+#[track_caller]
+pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, may_drive: bool, future: F) -> F::Output {
     assert!(
         !current::block_on_forbidden(),
         "Runtime::block_on called from inside a spinpark runtime (a task, a blocking-pool \
@@ -29,7 +32,7 @@ pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, future: F) -> F::Output 
     );
     let _enter = current::enter(shared.clone(), true);
     within(shared.context.as_ref(), || match &shared.seat {
-        Some(seat) => block_on_seated(shared, seat, future),
+        Some(seat) => block_on_seated(shared, seat, may_drive, future),
         None => run(future),
     })
 }

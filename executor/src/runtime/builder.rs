@@ -16,10 +16,11 @@ use crossbeam_deque::Worker;
 
 use super::handle::RuntimeFlavor;
 use super::lifecycle::Runtime;
+use super::tokio_knobs::Knobs;
 use crate::idle::{Idle, SpinPolicy, SysAlarm, SysFutex, MAX_WORKERS, WATCH_PERIOD};
 use crate::scheduler::{
-    self, within, BlockingPool, Counters, DriverCell, ForeignContext, Places, Queues, Seat, Shared,
-    Slots, Started, ThreadHook,
+    self, within, BlockingPool, Counters, DriverCell, ForeignContext, Identity, Places, Queues,
+    Seat, Shared, Slots, Started, ThreadHook,
 };
 use crate::task::TaskList;
 use crate::time::coarse;
@@ -81,6 +82,8 @@ pub struct Builder {
     max_blocking: usize,
     blocking_keep_alive: Duration,
     long_poll: Duration,
+    /// tokio's identity, hook and tuning settings (`tokio_knobs.rs`).
+    pub(super) knobs: Knobs,
     /// The tokio-compat runtime's worker threads, when it is on.
     #[cfg(feature = "tokio-compat")]
     tokio_compat: Option<usize>,
@@ -133,6 +136,7 @@ impl Builder {
             max_blocking: 64,
             blocking_keep_alive: Duration::from_secs(10),
             long_poll: LONG_POLL,
+            knobs: Knobs::default(),
             #[cfg(feature = "tokio-compat")]
             tokio_compat: None,
             #[cfg(feature = "test-util")]
@@ -415,7 +419,8 @@ impl Builder {
     /// `block_on` caller).
     ///
     /// # Errors
-    /// `InvalidInput` for zero or more than 255 workers, a thread name with a NUL byte, or
+    /// `InvalidInput` for zero or more than 255 workers, `max_blocking_threads(0)`, a thread
+    /// name with a NUL byte, or
     /// `start_paused` on a multi-thread runtime; the OS error if a thread cannot be started;
     /// an error naming the hook if `on_thread_start` panicked on a worker. The workers already
     /// started are then shut down before this returns.
@@ -438,6 +443,11 @@ impl Builder {
         self.start_workers(&mut rt, queues)?;
         self.start_watchdog(&mut rt, &plan)?;
         Ok(rt)
+    }
+
+    /// The flavour this builder builds.
+    pub(crate) fn flavor(&self) -> RuntimeFlavor {
+        self.flavor
     }
 
     /// Checks the settings and works out the flavour and the numbers of workers and spinners.
@@ -465,6 +475,14 @@ impl Builder {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("spinpark: worker_threads must be 1..={MAX_WORKERS}, got {workers}"),
+            ));
+        }
+        self.knobs.check()?;
+        if self.max_blocking == 0 {
+            // tokio panics there; no blocking pool could run `spawn_blocking` at all.
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "spinpark: max_blocking_threads must be at least 1, got 0",
             ));
         }
         if self.thread_name.contains('\0') {
@@ -576,6 +594,12 @@ impl Builder {
             context,
             places: Places::new(workers),
             seat,
+            identity: Identity::new(
+                self.knobs.name.clone(),
+                self.knobs.local,
+                self.knobs.on_park.clone(),
+                self.knobs.on_unpark.clone(),
+            ),
             #[cfg(feature = "test-util")]
             clock: crate::time::Clock::new(plan.current, self.start_paused),
         });

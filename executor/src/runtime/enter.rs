@@ -4,6 +4,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use crate::local::LocalEnterGuard;
 use crate::scheduler::{current, Shared};
 
 /// Returned by [`Handle::enter`] and [`crate::Runtime::enter`]: while it lives, the runtime
@@ -29,6 +30,8 @@ use crate::scheduler::{current, Shared};
 /// [`Handle::enter`]: crate::Handle::enter
 #[must_use = "the runtime is current only while the guard lives"]
 pub struct EnterGuard<'a> {
+    /// A `LocalRuntime`'s local set, current as long as the runtime (dropped first).
+    local: Option<LocalEnterGuard>,
     _restore: current::CurrentGuard,
     /// Borrows the runtime (the `Handle` or `Runtime` it was made from).
     _runtime: PhantomData<&'a Shared>,
@@ -48,8 +51,16 @@ pub(crate) fn enter(shared: &Arc<Shared>) -> EnterGuard<'_> {
     // block_on must not make a nested block_on (which would deadlock) look allowed.
     let restore = current::enter(shared.clone(), current::block_on_forbidden());
     EnterGuard {
+        local: None,
         _restore: restore,
         _runtime: PhantomData,
         _not_send: PhantomData,
+    }
+}
+
+impl EnterGuard<'_> {
+    /// Also keeps `local` (a `LocalRuntime`'s set) current while the guard lives.
+    pub(crate) fn set_local(&mut self, local: LocalEnterGuard) {
+        self.local = Some(local);
     }
 }

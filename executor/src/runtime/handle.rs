@@ -132,6 +132,9 @@ impl Handle {
     }
 
     /// Runs `future` to completion on the current thread; see [`crate::Runtime::block_on`].
+    /// On a current-thread runtime this thread does not run the runtime's tasks, I/O or timers
+    /// (as in tokio): they progress only while some thread is in [`crate::Runtime::block_on`],
+    /// which this call then waits beside.
     ///
     /// ```
     /// let rt = spinpark::Runtime::new().unwrap();
@@ -139,8 +142,35 @@ impl Handle {
     /// let v = std::thread::spawn(move || handle.block_on(async { 3 })).join().unwrap();
     /// assert_eq!(v, 3);
     /// ```
+    #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        super::block_on::block_on(&self.shared, future)
+        super::block_on::block_on(&self.shared, false, future)
+    }
+
+    /// This runtime's id, unique among the process's runtimes.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// assert_eq!(rt.handle().id(), rt.handle().clone().id());
+    /// ```
+    pub fn id(&self) -> super::Id {
+        super::Id(self.shared.identity.id)
+    }
+
+    /// Whether this is a `LocalRuntime`'s handle.
+    pub(crate) fn is_local(&self) -> bool {
+        self.shared.identity.local
+    }
+
+    /// The runtime's name, if [`crate::Builder::name`] gave it one.
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new().name("edge").build().unwrap();
+    /// assert_eq!(rt.handle().name(), Some("edge"));
+    /// assert_eq!(spinpark::Runtime::new().unwrap().handle().name(), None);
+    /// ```
+    pub fn name(&self) -> Option<&str> {
+        self.shared.identity.name.as_deref()
     }
 
     /// A snapshot of this runtime's counters.

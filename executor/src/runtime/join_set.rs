@@ -444,7 +444,7 @@ impl<T> JoinSet<T> {
 
     /// Adds a task by its handle and registers the entry's waker with it; returns a handle to
     /// abort the task.
-    fn insert(&mut self, mut handle: JoinHandle<T>) -> AbortHandle {
+    pub(super) fn insert(&mut self, mut handle: JoinHandle<T>) -> AbortHandle {
         let abort = handle.abort_handle();
         let task = handle.id();
         let id = self.next_id;

@@ -107,8 +107,9 @@ impl Runtime {
     /// let n = rt.block_on(async { spinpark::spawn(async { 5 }).await.unwrap() });
     /// assert_eq!(n, 5);
     /// ```
+    #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        self.handle.block_on(future)
+        super::block_on::block_on(self.handle.shared(), true, future)
     }
 
     /// Spawns a task on this runtime; see [`crate::spawn`].
@@ -193,6 +194,18 @@ impl Runtime {
         self.shutdown(Instant::now().checked_add(timeout));
     }
 
+    /// Shuts down without waiting: tasks are dropped, workers stopped, and blocking closures
+    /// still running are left to finish on their own (`shutdown_timeout` with no time to wait).
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// rt.spawn_blocking(|| std::thread::sleep(std::time::Duration::from_millis(50)));
+    /// rt.shutdown_background(); // returns without waiting for the closure
+    /// ```
+    pub fn shutdown_background(self) {
+        self.shutdown_timeout(Duration::ZERO);
+    }
+
     /// Shuts down inside the thread context (the tasks dropped here are dropped in it, as on
     /// a worker), then releases the context (the tokio-compat runtime stops). Runs once:
     /// `Drop` after `shutdown_timeout` does nothing more.
@@ -233,6 +246,15 @@ impl Runtime {
         let all_retired = shared
             .places
             .wait_retired(self.threads.len() - own as usize, deadline);
+        // Wakers held by the reactor (I/O, timers) keep their tasks alive; drop them so those
+        // tasks are dropped too (after a fence: see `Shared::shut_down_driver`).
+        shared.shut_down_driver();
+        // Every task still alive waits on something outside the queues; waking it now drops
+        // it (see `Shared::schedule`).
+        shared.tasks.wake_all();
+        shared.queues.drain_after_shutdown();
+        // The worker threads are joined once the tasks are dropped: a thread that handed its
+        // place on (block_in_place) may still be in its task, waiting for one of them.
         let me = thread::current().id();
         for t in self.threads.drain(..) {
             // A thread that handed its place on may still be in the task that did (it retired
@@ -251,13 +273,6 @@ impl Runtime {
             }
             // Otherwise (past the deadline) the thread is detached; it exits on its own.
         }
-        // Wakers held by the reactor (I/O, timers) keep their tasks alive; drop them so those
-        // tasks are dropped too (after a fence: see `Shared::shut_down_driver`).
-        shared.shut_down_driver();
-        // Every task still alive waits on something outside the queues; waking it now drops
-        // it (see `Shared::schedule`).
-        shared.tasks.wake_all();
-        shared.queues.drain_after_shutdown();
         shared.blocking.shutdown(deadline);
     }
 }

@@ -1,21 +1,27 @@
 //! The public face of a runtime: configuring and starting it (`builder.rs`), using and
 //! stopping it (`lifecycle.rs`: `Runtime`), reaching it from anywhere (`handle.rs`,
 //! `enter.rs`), spawning onto it (`spawn.rs`, `join_set.rs`), driving a future on the calling
-//! thread (`block_on.rs`), and the tokio compatibility context (`tokio_compat.rs`).
+//! thread (`block_on.rs`), the local runtime (`local_runtime.rs`: `LocalRuntime`,
+//! `LocalSet::block_on`), and the tokio compatibility context (`tokio_compat.rs`).
 
 mod block_on;
 mod builder;
 mod enter;
 mod handle;
 mod join_set;
+mod join_set_local;
 mod lifecycle;
+mod local_runtime;
 mod spawn;
 #[cfg(feature = "tokio-compat")]
 mod tokio_compat;
+mod tokio_knobs;
 
 pub use builder::{Builder, DEFAULT_SPIN};
 pub use enter::EnterGuard;
 pub use handle::{Handle, RuntimeFlavor, TryCurrentError};
 pub use join_set::JoinSet;
 pub use lifecycle::Runtime;
-pub use spawn::{block_in_place, spawn, spawn_blocking, worker_index};
+pub use local_runtime::{LocalOptions, LocalRuntime};
+pub use spawn::{block_in_place, spawn, spawn_blocking, spawn_local, worker_index};
+pub use tokio_knobs::Id;

@@ -108,11 +108,55 @@ where
 ///
 /// # Panics
 /// On a current-thread runtime's worker (the thread in its `block_on`), as tokio's does:
-/// there is no other thread to hand its tasks to; use [`spawn_blocking`] there.
+/// there is no other thread to hand its tasks to; use [`spawn_blocking`] there. Also inside
+/// a [`LocalSet`](crate::task::LocalSet) (its driving future or its tasks): the set's tasks
+/// cannot move to another thread.
 #[track_caller]
 pub fn block_in_place<F, R>(f: F) -> R
 where
     F: FnOnce() -> R,
 {
+    if crate::local::in_local_set() {
+        panic!(
+            "can call blocking only when running on the multi-threaded runtime: block_in_place \
+             inside a LocalSet, whose tasks cannot move to another thread (use spawn_blocking)"
+        );
+    }
     crate::scheduler::block_in_place(f)
+}
+
+/// Spawns a task that need not be `Send` on the current [`LocalSet`](crate::task::LocalSet)
+/// or [`LocalRuntime`](crate::LocalRuntime); it runs on this thread, when the set is driven.
+///
+/// # Panics
+/// Outside a local set's context (not inside `LocalSet::run_until` or `block_on`, a local
+/// task, an entered set, or a `LocalRuntime`), with tokio's message.
+///
+/// ```
+/// let rt = spinpark::Builder::new_current_thread().build().unwrap();
+/// let set = spinpark::task::LocalSet::new();
+/// let n = set.block_on(&rt, async {
+///     let cell = std::rc::Rc::new(std::cell::Cell::new(1));
+///     let c = cell.clone();
+///     spinpark::task::spawn_local(async move { c.set(2) }).await.unwrap();
+///     cell.get()
+/// });
+/// assert_eq!(n, 2);
+/// ```
+#[track_caller]
+pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    match crate::local::try_spawn_local(future) {
+        Ok(handle) => handle,
+        Err(_) if Handle::try_current().is_ok_and(|h| h.is_local()) => panic!(
+            "Local tasks can only be spawned on a LocalRuntime from the thread the runtime was \
+             created on"
+        ),
+        Err(_) => panic!(
+            "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime`"
+        ),
+    }
 }

@@ -44,22 +44,26 @@ use super::worker::run_place;
 ///
 /// # Panics
 /// On a current-thread runtime's worker (the thread in its `block_on`).
+#[track_caller]
 pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
     let Some(shared) = current::current() else {
         return f();
     };
-    let Some(core) = current::take_place() else {
-        // Not holding a worker's place: not a worker, or one whose place is already away.
-        return f();
-    };
-    if shared.seat.is_some() {
-        current::lend(core);
+    let drives_current_thread = shared.seat.is_some()
+        && current::with_worker(|w| w.is_some_and(|w| w.belongs_to(shared.addr())));
+    if drives_current_thread {
         panic!(
-            "block_in_place cannot be called from a current-thread runtime: its one worker \
-             has no other thread to hand its tasks to (use spawn_blocking, or a multi-thread \
-             runtime)"
+            "can call blocking only when running on the multi-threaded runtime: \
+             block_in_place on a current-thread runtime, whose one worker has no other thread \
+             to hand its tasks to (use spawn_blocking)"
         );
     }
+    let Some(core) = current::take_place() else {
+        // Not holding a worker's place (not a worker, or one whose place is already away):
+        // `f` runs here, and may block_on, as on a worker.
+        let _back = BlockOnAllowed(current::set_block_on_forbidden(false));
+        return f();
+    };
     let index = core.index;
     shared.places.hand(core);
     let runtime = shared.clone();
@@ -93,4 +97,13 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
         index,
     };
     f()
+}
+
+/// Restores the thread's `block_on` setting however `f` ends (a panic unwinds through here).
+struct BlockOnAllowed(bool);
+
+impl Drop for BlockOnAllowed {
+    fn drop(&mut self) {
+        current::set_block_on_forbidden(self.0);
+    }
 }

@@ -207,7 +207,9 @@ impl BlockingPool {
         self.cond.notify_all();
         drop(st);
         drop(queued);
-        let own = CURRENT_POOL.with(|p| std::ptr::eq(p.get(), self)) as usize;
+        let own = CURRENT_POOL
+            .try_with(|p| std::ptr::eq(p.get(), self))
+            .unwrap_or(false) as usize;
         let mut st = self.lock();
         while st.threads > own {
             match deadline {

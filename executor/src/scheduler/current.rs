@@ -35,7 +35,7 @@ thread_local! {
 
 /// The runtime the current thread is in, if any.
 pub(crate) fn current() -> Option<Arc<Shared>> {
-    RUNTIME.with(|r| r.borrow().clone())
+    RUNTIME.try_with(|r| r.borrow().clone()).ok().flatten()
 }
 
 /// Runs `f` with the runtime the current thread is in, if any, without cloning its `Arc`.
@@ -47,28 +47,38 @@ pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Shared>) -> R) -> R {
 /// Whether `block_on` is forbidden here: on a worker, or inside another `block_on`.
 /// (A blocking-pool thread may `block_on`: it is not needed by the workers.)
 pub(crate) fn block_on_forbidden() -> bool {
-    NO_BLOCK_ON.with(|b| b.get())
+    NO_BLOCK_ON.try_with(|b| b.get()).unwrap_or(false)
 }
 
 /// Makes `shared`'s runtime current until the guard is dropped; restores the previous state
 /// then. `no_block_on`: also forbid `block_on` meanwhile.
+///
+/// On a thread whose thread-locals are being destroyed (a runtime kept in a thread-local and
+/// dropped as the thread exits) nothing can be made current: the guard then does nothing.
 pub(crate) fn enter(shared: Arc<Shared>, no_block_on: bool) -> CurrentGuard {
-    let prev = RUNTIME.with(|r| r.borrow_mut().replace(shared));
-    let prev_flag = NO_BLOCK_ON.with(|b| b.replace(no_block_on));
-    let depth = DEPTH.with(|d| {
-        d.set(d.get() + 1);
-        d.get()
-    });
-    CurrentGuard {
-        prev,
-        prev_flag,
-        depth,
-    }
+    let entered = (|| {
+        let depth = DEPTH.try_with(|d| {
+            d.set(d.get() + 1);
+            d.get()
+        });
+        let depth = depth.ok()?;
+        let prev = RUNTIME.try_with(|r| r.borrow_mut().replace(shared)).ok()?;
+        let prev_flag = NO_BLOCK_ON.try_with(|b| b.replace(no_block_on)).ok()?;
+        Some(Entered {
+            prev,
+            prev_flag,
+            depth,
+        })
+    })();
+    CurrentGuard(entered)
 }
 
 /// Restores the previous current runtime on drop. (The public `EnterGuard` of
 /// `Handle::enter` wraps one.)
-pub(crate) struct CurrentGuard {
+pub(crate) struct CurrentGuard(Option<Entered>);
+
+/// What a [`CurrentGuard`] restores.
+struct Entered {
     prev: Option<Arc<Shared>>,
     prev_flag: bool,
     /// `DEPTH` once this guard was made: it must be the innermost when it drops.
@@ -77,10 +87,21 @@ pub(crate) struct CurrentGuard {
 
 impl Drop for CurrentGuard {
     fn drop(&mut self) {
+        if let Some(entered) = &mut self.0 {
+            entered.restore();
+        }
+    }
+}
+
+impl Entered {
+    fn restore(&mut self) {
         // Restoring out of order would leave a runtime current that the inner guard's owner
         // already left (perhaps one that has shut down): fail loudly, as tokio does. While
         // unwinding from another panic, leave the state alone instead of aborting.
-        if DEPTH.with(|d| d.get()) != self.depth {
+        let Ok(depth) = DEPTH.try_with(|d| d.get()) else {
+            return; // the thread is exiting: nothing is current any more
+        };
+        if depth != self.depth {
             if !std::thread::panicking() {
                 panic!(
                     "spinpark: EnterGuards dropped out of order: a guard from Handle::enter or \
@@ -90,10 +111,10 @@ impl Drop for CurrentGuard {
             }
             return;
         }
-        DEPTH.with(|d| d.set(self.depth - 1));
+        let _ = DEPTH.try_with(|d| d.set(self.depth - 1));
         let prev = self.prev.take();
-        RUNTIME.with(|r| *r.borrow_mut() = prev);
-        NO_BLOCK_ON.with(|b| b.set(self.prev_flag));
+        let _ = RUNTIME.try_with(|r| *r.borrow_mut() = prev);
+        let _ = NO_BLOCK_ON.try_with(|b| b.set(self.prev_flag));
     }
 }
 
@@ -138,7 +159,7 @@ pub(crate) struct WorkerGuard(());
 
 impl Drop for WorkerGuard {
     fn drop(&mut self) {
-        WORKER.with(|w| w.set(std::ptr::null()));
+        let _ = WORKER.try_with(|w| w.set(std::ptr::null()));
     }
 }
 

@@ -172,14 +172,27 @@ impl Drop for DoneOnExit<'_> {
 
 /// `block_on` on a current-thread runtime: runs `future` to completion on this thread, running
 /// the runtime's tasks meanwhile whenever this thread holds the seat.
-pub(crate) fn block_on<F: Future>(shared: &Arc<Shared>, seat: &Seat, future: F) -> F::Output {
+///
+/// With `may_drive` false (`Handle::block_on`, as tokio's) the caller never takes the seat:
+/// it polls only its own future, and the runtime's tasks, I/O and timers progress only while
+/// some `Runtime::block_on` drives it.
+pub(crate) fn block_on<F: Future>(
+    shared: &Arc<Shared>,
+    seat: &Seat,
+    may_drive: bool,
+    future: F,
+) -> F::Output {
     let signal = Arc::new(MainWaker::new(shared));
     let _exit = DoneOnExit(&signal);
     let waker = Waker::from(signal.clone());
     let mut cx = Context::from_waker(&waker);
     let mut future = pin!(future);
     loop {
-        match seat.take() {
+        let took = match may_drive {
+            true => seat.take(),
+            false => Take::Taken,
+        };
+        match took {
             Take::Seated(queue) => {
                 signal.set_phase(Phase::Seated);
                 let (queue, out) = drive(shared, queue, &signal, future.as_mut(), &mut cx);

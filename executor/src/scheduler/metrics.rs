@@ -15,7 +15,9 @@
 //! per-worker counters are listed once, in the `worker_counters!` invocation below, which
 //! generates the atomic counters, their snapshot type, its accessors and the sum.
 
+use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::idle::SpinPolicy;
@@ -81,7 +83,8 @@ worker_counters! {
     /// Time spent spinning, in nanoseconds (wall time of the spin windows, which is CPU time
     /// unless the spinner was preempted).
     spin_nanos,
-    /// Times this worker blocked: on the futex, or in the reactor as the last awake worker.
+    /// Times this worker blocked: on the futex, or in the reactor as the last awake worker
+    /// (its last park, which shutdown ends, included).
     parks,
     /// Wake-ups this worker issued: `FUTEX_WAKE` syscalls, or requests to unpark the
     /// reactor (which the reactor may coalesce into fewer syscalls).
@@ -114,9 +117,12 @@ impl GlobalCounters {
         &self,
         workers: &[WorkerCounters],
         policy: &SpinPolicy,
+        global_queue_depth: usize,
     ) -> RuntimeMetrics {
         let now = policy.now();
         RuntimeMetrics {
+            live: LiveRef(None),
+            global_queue_depth,
             tasks_spawned: self.spawned.load(Relaxed),
             remote_schedules: self.remote_schedules.load(Relaxed),
             remote_wakes: self.remote_wakes.load(Relaxed),
@@ -153,6 +159,9 @@ pub(crate) fn add(c: &AtomicU64, n: u64) {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RuntimeMetrics {
+    /// The runtime, for the figures tokio reads live.
+    live: LiveRef,
+    global_queue_depth: usize,
     tasks_spawned: u64,
     remote_schedules: u64,
     remote_wakes: u64,
@@ -168,6 +177,55 @@ pub struct RuntimeMetrics {
 }
 
 impl RuntimeMetrics {
+    /// The number of workers (1 on a current-thread runtime), as tokio's `num_workers`.
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new().worker_threads(2).build().unwrap();
+    /// assert_eq!(rt.metrics().num_workers(), 2);
+    /// ```
+    pub fn num_workers(&self) -> usize {
+        self.workers.len()
+    }
+
+    /// Tasks waiting in the runtime's shared queue (the injector), read when called (not
+    /// from the snapshot), as tokio's `global_queue_depth`.
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new_current_thread().build().unwrap();
+    /// rt.spawn(async {}); // from outside: it waits in the shared queue
+    /// assert_eq!(rt.metrics().global_queue_depth(), 1);
+    /// ```
+    pub fn global_queue_depth(&self) -> usize {
+        match &self.live.0 {
+            Some(live) => live.global_queue_depth(),
+            None => self.global_queue_depth,
+        }
+    }
+
+    /// How many times worker `worker` blocked, read when called (tokio's
+    /// `worker_park_count`); see [`WorkerMetrics::parks`].
+    ///
+    /// # Panics
+    /// If `worker` is not below [`RuntimeMetrics::num_workers`].
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new().worker_threads(1).build().unwrap();
+    /// let _ = rt.metrics().worker_park_count(0);
+    /// ```
+    pub fn worker_park_count(&self, worker: usize) -> u64 {
+        match &self.live.0 {
+            Some(live) => live.worker_parks(worker),
+            None => self.workers[worker].parks,
+        }
+    }
+
+    /// These metrics, with `global_queue_depth` and `worker_park_count` read from `live`
+    /// when called (as tokio's are) rather than from the snapshot.
+    pub(crate) fn with_live(mut self, live: Arc<dyn Live>) -> Self {
+        self.live = LiveRef(Some(live));
+        self
+    }
+
     /// Tasks spawned (including `spawn_blocking`).
     ///
     /// ```
@@ -344,6 +402,11 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
+    /// How many times worker `worker` blocked so far.
+    pub(crate) fn parks(&self, worker: usize) -> u64 {
+        self.workers[worker].parks.load(Relaxed)
+    }
+
     /// Zeroed counters for `workers` workers.
     pub(crate) fn new(workers: usize) -> Counters {
         Counters {
@@ -362,8 +425,40 @@ impl Counters {
         &self.global
     }
 
-    /// A snapshot of every counter, and of the spin `policy`.
-    pub(crate) fn snapshot(&self, policy: &SpinPolicy) -> RuntimeMetrics {
-        self.global.snapshot(&self.workers, policy)
+    /// A snapshot of every counter, of the spin `policy`, and of the injector's depth.
+    pub(crate) fn snapshot(
+        &self,
+        policy: &SpinPolicy,
+        global_queue_depth: usize,
+    ) -> RuntimeMetrics {
+        self.global
+            .snapshot(&self.workers, policy, global_queue_depth)
+    }
+}
+
+/// The figures that `RuntimeMetrics` reads live from its runtime (the scheduler's shared
+/// state implements it), as tokio's metrics do.
+pub(crate) trait Live: Send + Sync {
+    /// Tasks in the injector now.
+    fn global_queue_depth(&self) -> usize;
+    /// Worker `worker`'s park count now.
+    fn worker_parks(&self, worker: usize) -> u64;
+}
+
+/// The live source of a `RuntimeMetrics`, if any: not part of its value (equality, `Debug`).
+#[derive(Clone, Default)]
+struct LiveRef(Option<Arc<dyn Live>>);
+
+impl PartialEq for LiveRef {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for LiveRef {}
+
+impl fmt::Debug for LiveRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() { "live" } else { "snapshot" })
     }
 }

@@ -67,6 +67,11 @@ impl Queues {
         self.injector.push(runnable);
     }
 
+    /// Tasks waiting in the injector (a snapshot: other threads push and take meanwhile).
+    pub(crate) fn injector_len(&self) -> usize {
+        self.injector.len()
+    }
+
     /// Whether the injector is empty (a hint: another thread may push meanwhile).
     pub(crate) fn injector_is_empty(&self) -> bool {
         self.injector.is_empty()

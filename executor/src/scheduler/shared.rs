@@ -17,7 +17,8 @@ use std::sync::Arc;
 use super::blocking::BlockingPool;
 use super::driver_cell::{Driver, DriverCell};
 use super::foreign_context::ForeignContext;
-use super::metrics::{Counters, RuntimeMetrics};
+use super::identity::Identity;
+use super::metrics::{Counters, Live, RuntimeMetrics};
 use super::queues::{Queues, Slots};
 use super::seat::Seat;
 use super::worker_state::Places;
@@ -55,6 +56,9 @@ pub(crate) struct Shared {
     /// A current-thread runtime's one worker place, which `block_on` callers take in turn
     /// (`seat.rs`, `current_thread.rs`); `None` on the multi-thread runtime.
     pub(crate) seat: Option<Seat>,
+    /// The runtime's id and name, and the hooks its workers call around a park
+    /// (`identity.rs`).
+    pub(crate) identity: Identity,
     /// The clock the reactor's timers follow, which tests may pause (`time/paused.rs`).
     #[cfg(feature = "test-util")]
     pub(crate) clock: crate::time::Clock,
@@ -73,8 +77,10 @@ impl Shared {
     }
 
     /// A snapshot of the runtime's counters.
-    pub(crate) fn metrics(&self) -> RuntimeMetrics {
-        self.counters.snapshot(&self.policy)
+    pub(crate) fn metrics(self: &Arc<Self>) -> RuntimeMetrics {
+        self.counters
+            .snapshot(&self.policy, self.queues.injector_len())
+            .with_live(self.clone())
     }
 
     /// Makes a parked driver return, if there is a driver.
@@ -123,5 +129,15 @@ impl Shared {
         if let Some(d) = self.driver.get() {
             d.shutdown();
         }
+    }
+}
+
+impl Live for Shared {
+    fn global_queue_depth(&self) -> usize {
+        self.queues.injector_len()
+    }
+
+    fn worker_parks(&self, worker: usize) -> u64 {
+        self.counters.parks(worker)
     }
 }

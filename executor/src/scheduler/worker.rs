@@ -408,13 +408,21 @@ impl<'a> Worker<'a> {
             };
             let drive: Option<&mut dyn FnMut()> = driver.map(|_| &mut drive as &mut dyn FnMut());
             let stuck = driver.is_some() && self.others_stuck();
-            match shared.idle.park(
+            if shared.identity.parking() {
+                // The hook may wake this thread's own `block_on` future (an event loop that
+                // drives the runtime in bursts), and then the park below returns at once:
+                // give timers and I/O their turn first, or they would never get one.
+                self.poll_driver();
+            }
+            let parked = shared.idle.park(
                 policy.now(),
                 stuck,
                 || self.next_work(),
                 drive,
                 || shared.driver.get().is_some(),
-            ) {
+            );
+            shared.identity.unparked();
+            match parked {
                 Parked::Work(work) => {
                     shared.idle.attend(policy.now());
                     return found(work);
@@ -424,7 +432,12 @@ impl<'a> Worker<'a> {
                     shared.idle.attend(policy.now());
                     spinning = true;
                 }
-                Parked::Shutdown => return None,
+                Parked::Shutdown => {
+                    // Counted as a park: a worker parks for good when the runtime is idle at
+                    // shutdown (at most one park too many if it saw the shutdown first).
+                    bump(&counters.parks);
+                    return None;
+                }
                 // Park again, now able to drive (`idle/mod.rs`, "The reactor may appear
                 // late").
                 Parked::DriverAppeared => spinning = false,

@@ -46,6 +46,21 @@ pub(crate) fn clear() {
     REMAINING.with(|r| r.set(None));
 }
 
+/// Runs `f` (one task's poll) with a fresh budget, then gives the caller back the budget it
+/// had: a `LocalSet` runs its tasks inside the poll of the future that drives it.
+pub(crate) fn budgeted<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Option<u32>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(before) = self.0 {
+                let _ = REMAINING.try_with(|r| r.set(before));
+            }
+        }
+    }
+    let _restore = Restore(REMAINING.try_with(|r| r.replace(Some(BUDGET))).ok());
+    f()
+}
+
 /// Takes one unit of the current task's budget, or wakes the task and returns `Pending` when
 /// it is spent (see the module docs for an example).
 pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<()> {

@@ -100,6 +100,7 @@ impl JoinError {
     /// // or: std::panic::resume_unwind(payload)
     /// # });
     /// ```
+    #[track_caller]
     pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
         self.try_into_panic()
             .expect("JoinError::into_panic called on a task that was cancelled, not panicked")

@@ -112,6 +112,11 @@ impl TaskMeta {
         self.finished.store(true, Ordering::Release);
     }
 
+    #[cfg(test)]
+    pub(crate) fn finish_for_test(&self) {
+        self.finish();
+    }
+
     /// The future is being dropped: the task is no longer live.
     fn unlist(&self) {
         let key = self.key.swap(usize::MAX, Ordering::Relaxed);
@@ -177,6 +182,21 @@ impl<F> Drop for Guarded<F> {
     }
 }
 
+/// Drops a task's future when the poll it guards unwinds (see `Guarded::poll`).
+struct DropOnUnwind<F>(*mut Guarded<F>);
+
+impl<F> Drop for DropOnUnwind<F> {
+    fn drop(&mut self) {
+        // SAFETY: made in `Guarded::poll` from the `&mut` it holds, which it does not use
+        // while this guard lives; reached only while that poll unwinds, after the future's
+        // `Pin` is gone.
+        let guarded = unsafe { &mut *self.0 };
+        if let Err(again) = guarded.drop_future() {
+            panics::forget_payload(again);
+        }
+    }
+}
+
 impl<F: Future> Future for Guarded<F> {
     type Output = Outcome<F::Output>;
 
@@ -199,10 +219,23 @@ impl<F: Future> Future for Guarded<F> {
             this.meta.finish();
             return Poll::Ready(Outcome::new(task, Err(err)));
         }
-        // SAFETY: see above; `future` stays where it is for as long as `self` is pinned, and
-        // `live` says it has not been dropped.
-        let future = unsafe { Pin::new_unchecked(&mut *this.future) };
-        let out = match panics::catch(|| future.poll(cx)) {
+        // A future whose poll panics is dropped during the unwind, as tokio does (its
+        // destructor sees `thread::panicking()`), by a guard that the unwinding drops; a
+        // second panic from that destructor is contained there.
+        let guarded: *mut Guarded<F> = this;
+        let polled = panics::catch(|| {
+            let on_unwind = DropOnUnwind(guarded);
+            // SAFETY: see above; `future` stays where it is for as long as `self` is pinned,
+            // and `live` says it has not been dropped. `guarded` points to `this`, which is
+            // not used otherwise until this closure returns; the `Pin` made here is dropped
+            // before `on_unwind` is (declared after it), so the guard's drop of the future,
+            // on an unwind, never overlaps a borrow of it.
+            let future = unsafe { Pin::new_unchecked(&mut *(*guarded).future) };
+            let out = future.poll(cx);
+            std::mem::forget(on_unwind);
+            out
+        });
+        let out = match polled {
             Ok(Poll::Pending) => {
                 this.meta.list_once(cx.waker());
                 return Poll::Pending;
