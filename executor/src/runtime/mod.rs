@@ -1,6 +1,6 @@
 //! The public face of a runtime: configuring and starting it (`builder.rs`), using and
 //! stopping it (`lifecycle.rs`: `Runtime`), reaching it from anywhere (`handle.rs`,
-//! `enter.rs`), spawning onto it (`spawn.rs`, `join_set.rs`), driving a future on the calling
+//! `enter.rs`), spawning onto it (`spawn.rs`, `join_set/`), driving a future on the calling
 //! thread (`block_on.rs`), the local runtime (`local_runtime.rs`: `LocalRuntime`,
 //! `LocalSet::block_on`), and the tokio compatibility context (`tokio_compat.rs`).
 
@@ -9,7 +9,6 @@ mod builder;
 mod enter;
 mod handle;
 mod join_set;
-mod join_set_local;
 mod lifecycle;
 mod local_runtime;
 mod spawn;

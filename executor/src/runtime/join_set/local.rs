@@ -14,9 +14,9 @@
 
 use std::future::Future;
 
-use super::spawn_local;
 use super::JoinSet;
 use crate::local::LocalSet;
+use crate::runtime::spawn_local;
 use crate::task::AbortHandle;
 
 impl<T: 'static> JoinSet<T> {
