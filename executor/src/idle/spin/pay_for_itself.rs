@@ -20,12 +20,13 @@
 //! catch, so they never fail.
 //!
 //! The hold is counted in idle periods, spinning or not (a hold counted in spinning periods
-//! would never end at a window of zero), on the policy's wrapping period counter.
+//! would never end at a window of zero), on the policy's wrapping period counter; a hold
+//! that has ended is cleared when next seen, so the wrap (after 2^31 periods) cannot revive it.
 //!
 //! Every field is a statistic or a hint, read and written `Relaxed`: two workers that count
 //! at once may lose a sample, or both close a block, which a statistic can afford.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// Spinning periods per block.
 pub(super) const BLOCK: u32 = 16;
@@ -48,6 +49,8 @@ pub(super) struct PayForItself {
     /// block holds growth for.
     hold_until: AtomicU32,
     hold_for: AtomicU32,
+    /// Whether `hold_until` is a hold in force (not one that has ended, nor none yet).
+    holding: AtomicBool,
 }
 
 impl PayForItself {
@@ -60,18 +63,29 @@ impl PayForItself {
             counted: AtomicU32::new(0),
             hold_until: AtomicU32::new(0),
             hold_for: AtomicU32::new(HOLD_FIRST),
+            holding: AtomicBool::new(false),
         }
     }
 
-    /// Whether growth is held at idle period `n`.
+    /// Whether growth is held at idle period `n`. A hold that has ended is cleared here (and
+    /// in [`PayForItself::count`]), so that after 2^31 more periods the wrapping counter
+    /// cannot make its end look ahead again.
     pub(super) fn holds_growth(&self, n: u32) -> bool {
-        !reached(n, self.hold_until.load(Relaxed))
+        if !self.holding.load(Relaxed) {
+            return false;
+        }
+        if reached(n, self.hold_until.load(Relaxed)) {
+            self.holding.store(false, Relaxed);
+            return false;
+        }
+        true
     }
 
     /// Counts a spinning period at idle period `n` that spun `spun` ns and `caught` its work
     /// or not. Returns whether it completed a block that failed: the window must drop to
     /// `min` (growth is held from now on).
     pub(super) fn count(&self, spun: u32, caught: bool, n: u32) -> bool {
+        self.holds_growth(n); // clears an ended hold
         self.spent.fetch_add(spun as u64, Relaxed);
         self.caught.fetch_add(caught as u32, Relaxed);
         if self.counted.fetch_add(1, Relaxed) + 1 < BLOCK {
@@ -85,6 +99,7 @@ impl PayForItself {
         if spent > self.max as u64 * (caught + 1) {
             let hold = self.hold_for.load(Relaxed);
             self.hold_until.store(n.wrapping_add(hold), Relaxed);
+            self.holding.store(true, Relaxed);
             self.hold_for.store((hold * 2).min(HOLD_MAX), Relaxed);
             true
         } else {
@@ -104,6 +119,7 @@ impl PayForItself {
     #[cfg(test)]
     pub(super) fn hold_until(&self, n: u32) {
         self.hold_until.store(n, Relaxed);
+        self.holding.store(true, Relaxed);
     }
 }
 
@@ -182,8 +198,9 @@ mod tests {
         }
         assert!(!block(&p, 10 * US, BLOCK, 30_000));
         assert!(block(&p, MAX, 0, 40_000));
-        assert!(!p.holds_growth(40_000 + HOLD_FIRST));
+        // (Periods are asked in order: an ended hold is cleared once seen.)
         assert!(p.holds_growth(40_000 + HOLD_FIRST - 1));
+        assert!(!p.holds_growth(40_000 + HOLD_FIRST));
     }
 
     /// The hold is on the wrapping period counter: it ends as well across the wrap.
@@ -194,6 +211,27 @@ mod tests {
         assert!(block(&p, MAX, 0, n));
         assert!(p.holds_growth(n.wrapping_add(HOLD_FIRST - 1)));
         assert!(!p.holds_growth(n.wrapping_add(HOLD_FIRST)));
+    }
+
+    /// No hold in force is no hold, at any period: a policy that never failed a block does
+    /// not start holding growth once its counter passes 2^31, and an ended hold stays ended.
+    #[test]
+    fn no_hold_is_seen_after_2_pow_31_periods() {
+        let p = PayForItself::new(MAX);
+        for n in [0, 1 << 31, (1 << 31) + 1, u32::MAX] {
+            assert!(
+                !p.holds_growth(n),
+                "period {n} held growth without a failed block"
+            );
+        }
+        assert!(block(&p, MAX, 0, 100));
+        assert!(p.holds_growth(101));
+        assert!(!p.holds_growth(100 + HOLD_FIRST)); // ended, and cleared
+        let later = 100u32.wrapping_add(HOLD_FIRST).wrapping_add(1 << 31);
+        assert!(
+            !p.holds_growth(later),
+            "an ended hold came back after the wrap"
+        );
     }
 
     #[test]
