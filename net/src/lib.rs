@@ -49,6 +49,7 @@
 
 mod addr;
 mod halves;
+mod interest;
 pub mod io;
 mod io_source;
 mod io_traits;

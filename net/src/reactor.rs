@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 use spinpark_executor::driver::{self, Driver};
 use spinpark_executor::Handle;
 
-use crate::readiness::{Readiness, ERROR, READABLE, READ_CLOSED, WRITABLE, WRITE_CLOSED};
+use crate::readiness::{Readiness, ERROR, PRIORITY, READABLE, READ_CLOSED, WRITABLE, WRITE_CLOSED};
 use crate::sys::{self, Epoll, EventFd};
 use crate::timers::Timers;
 
@@ -173,6 +173,16 @@ impl Reactor {
         fd: RawFd,
         assume_ready: bool,
     ) -> io::Result<(Token, Arc<Readiness>)> {
+        self.register_events(fd, assume_ready, sys::INTEREST)
+    }
+
+    /// [`Reactor::register`] for the epoll `events` given (an `AsyncFd`'s interest).
+    pub(crate) fn register_events(
+        &self,
+        fd: RawFd,
+        assume_ready: bool,
+        events: u32,
+    ) -> io::Result<(Token, Arc<Readiness>)> {
         let source = Arc::new(Readiness::new(assume_ready));
         let token = {
             let mut slab = self.slab();
@@ -192,7 +202,7 @@ impl Reactor {
             e.source = Some(source.clone());
             Token(((e.generation as u64) << 32) | index as u64)
         };
-        if let Err(e) = self.epoll.add(fd, token.0) {
+        if let Err(e) = self.epoll.add(fd, token.0, events) {
             self.release(token);
             return Err(e);
         }
@@ -373,6 +383,9 @@ fn readiness_bits(ev: u32) -> usize {
     }
     if ev & libc::EPOLLHUP != 0 {
         bits |= WRITE_CLOSED;
+    }
+    if ev & libc::EPOLLPRI != 0 {
+        bits |= PRIORITY;
     }
     if ev & libc::EPOLLERR != 0 {
         // Wakes both directions; the operation then reports the socket's error.

@@ -26,7 +26,7 @@ mod epoll;
 mod signal;
 mod socket;
 
-pub(crate) use epoll::{poll_readable, Epoll, EventFd};
+pub(crate) use epoll::{poll_readable, Epoll, EventFd, INTEREST};
 pub(crate) use signal::{eventfd_add_from_handler, install_handler};
 pub(crate) use socket::{
     accept, bind, connect, getsockopt_int, listen, peer_addr, recv, send, send_vectored,
