@@ -48,6 +48,7 @@
 #![warn(missing_docs)]
 
 mod addr;
+mod buf;
 mod halves;
 mod interest;
 pub mod io;

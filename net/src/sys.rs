@@ -23,6 +23,7 @@ use std::io;
 use std::os::fd::RawFd;
 
 mod epoll;
+pub(crate) mod fd;
 mod signal;
 mod socket;
 

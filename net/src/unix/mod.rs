@@ -24,6 +24,7 @@
 
 mod accept;
 mod listener;
+pub mod pipe;
 mod split;
 mod stream;
 
