@@ -82,7 +82,7 @@ pub use spinpark_macros::{main, test};
 pub mod net {
     pub use spinpark_net::{lookup_host, ToSocketAddrs};
     pub use spinpark_net::{
-        TcpListener, TcpSocket, TcpStream, UdpSocket, UnixListener, UnixStream,
+        TcpListener, TcpSocket, TcpStream, UdpSocket, UnixDatagram, UnixListener, UnixStream,
     };
 
     /// TCP stream halves, futures and listener settings (as `tokio::net::tcp`).

@@ -196,6 +196,28 @@ impl<T: AsRawFd> IoSource<T> {
         self.readiness.clear_bits(seen, bits);
     }
 
+    /// Waits until the source is ready for any of `interest` and says how (`ready(Interest)`
+    /// on the socket types).
+    pub(crate) async fn ready(
+        &self,
+        interest: crate::interest::Interest,
+    ) -> io::Result<crate::interest::Ready> {
+        let seen = std::future::poll_fn(|cx| self.poll_mask(interest.mask(), cx)).await?;
+        Ok(crate::interest::Ready::from_word(
+            seen.ready_bits() & interest.reported(),
+        ))
+    }
+
+    /// [`IoSource::poll_ready`] keeping only the latest waker per direction (the sockets'
+    /// `poll_read_ready`/`poll_write_ready`).
+    pub(crate) fn poll_ready_latest(
+        &self,
+        dir: Direction,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<()>> {
+        self.poll_seen_latest(dir, cx).map(|r| r.map(drop))
+    }
+
     /// [`IoSource::poll_seen`] for `poll_read_ready`-style callers: only the latest waker
     /// per direction is kept.
     pub(crate) fn poll_seen_latest(

@@ -314,6 +314,29 @@ pub(crate) fn recv(fd: RawFd, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> 
     check(n).map(|n| n as usize)
 }
 
+/// `recvfrom` into memory that need not be initialised, with `flags` (`MSG_PEEK`): the
+/// byte count and the sender's address.
+pub(crate) fn recv_from(
+    fd: RawFd,
+    buf: &mut [MaybeUninit<u8>],
+    flags: libc::c_int,
+) -> io::Result<(usize, SockAddr)> {
+    let mut addr = SockAddr::empty();
+    // SAFETY: `buf` is valid for writes of `buf.len()` bytes and the storage for `addr.len`
+    // bytes during the call; the kernel only writes them.
+    let n = unsafe {
+        libc::recvfrom(
+            fd,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            flags,
+            addr.as_mut_ptr(),
+            &mut addr.len,
+        )
+    };
+    Ok((check(n)? as usize, addr))
+}
+
 /// `send` with `MSG_NOSIGNAL`: a closed peer is an `EPIPE` error, never a SIGPIPE.
 pub(crate) fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
     // SAFETY: `buf` is valid for reads of `buf.len()` bytes for the duration of the call.
