@@ -59,6 +59,7 @@ mod reactor;
 mod readiness;
 pub mod signal;
 mod stream;
+mod stream_api;
 mod sys;
 pub mod tcp;
 pub mod time;

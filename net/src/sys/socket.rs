@@ -252,6 +252,48 @@ pub(crate) fn getsockopt_int(
     Ok(value)
 }
 
+/// `SO_LINGER`: how long a close waits for unsent data (`Some(0)`: reset at once).
+pub(crate) fn linger(fd: RawFd) -> io::Result<Option<std::time::Duration>> {
+    let mut l = libc::linger {
+        l_onoff: 0,
+        l_linger: 0,
+    };
+    let mut len = mem::size_of::<libc::linger>() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into the linger on our stack.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&mut l as *mut libc::linger).cast(),
+            &mut len,
+        )
+    };
+    check(r)?;
+    Ok((l.l_onoff != 0).then(|| std::time::Duration::from_secs(l.l_linger.max(0) as u64)))
+}
+
+/// Sets `SO_LINGER` (`None` turns it off).
+pub(crate) fn set_linger(fd: RawFd, dur: Option<std::time::Duration>) -> io::Result<()> {
+    let l = libc::linger {
+        l_onoff: dur.is_some() as libc::c_int,
+        l_linger: dur.map_or(0, |d| {
+            d.as_secs().min(libc::c_int::MAX as u64) as libc::c_int
+        }),
+    };
+    // SAFETY: the kernel reads `size_of::<linger>()` bytes from the linger on our stack.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&l as *const libc::linger).cast(),
+            mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    check(r).map(drop)
+}
+
 /// The socket's pending error (`SO_ERROR`), which reading clears.
 pub(crate) fn take_error(fd: RawFd) -> io::Result<Option<io::Error>> {
     let code = getsockopt_int(fd, libc::SOL_SOCKET, libc::SO_ERROR)?;

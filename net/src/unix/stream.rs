@@ -261,6 +261,11 @@ impl UnixStream {
     }
 }
 
+crate::stream_api::impl_stream_api!(
+    UnixStream,
+    "let (a, b) = spinpark::net::UnixStream::pair().unwrap();"
+);
+
 impl_async_read!(UnixStream, s => s.core);
 impl_async_write!(UnixStream, s => s.core);
 impl_async_read!(&UnixStream, s => s.core);
