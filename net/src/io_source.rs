@@ -56,11 +56,21 @@ impl<T: AsRawFd> IoSource<T> {
     /// `AsyncFd`'s interest), nothing assumed ready. On failure `io` comes back with the
     /// error.
     pub(crate) fn with_events(io: T, events: u32) -> Result<Self, (T, io::Error)> {
+        Self::with_initial(io, 0, events)
+    }
+
+    /// Registers `io` for all the sockets' events, assumed writable but not readable (a
+    /// datagram socket: room to send at once, nothing to receive until the kernel says so).
+    pub(crate) fn writable_first(io: T) -> io::Result<Self> {
+        Self::with_initial(io, crate::readiness::WRITABLE, crate::sys::INTEREST).map_err(|(_, e)| e)
+    }
+
+    fn with_initial(io: T, initial: usize, events: u32) -> Result<Self, (T, io::Error)> {
         let reactor = match Reactor::current() {
             Ok(r) => r,
             Err(e) => return Err((io, e)),
         };
-        match reactor.register_events(io.as_raw_fd(), false, events) {
+        match reactor.register_events(io.as_raw_fd(), initial, events) {
             Ok((token, readiness)) => Ok(Self {
                 io: Some(io),
                 readiness,

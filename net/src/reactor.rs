@@ -173,17 +173,19 @@ impl Reactor {
         fd: RawFd,
         assume_ready: bool,
     ) -> io::Result<(Token, Arc<Readiness>)> {
-        self.register_events(fd, assume_ready, sys::INTEREST)
+        let initial = if assume_ready { READABLE | WRITABLE } else { 0 };
+        self.register_events(fd, initial, sys::INTEREST)
     }
 
-    /// [`Reactor::register`] for the epoll `events` given (an `AsyncFd`'s interest).
+    /// [`Reactor::register`] for the epoll `events` given (an `AsyncFd`'s interest), with
+    /// the readiness bits `initial` assumed until the first event.
     pub(crate) fn register_events(
         &self,
         fd: RawFd,
-        assume_ready: bool,
+        initial: usize,
         events: u32,
     ) -> io::Result<(Token, Arc<Readiness>)> {
-        let source = Arc::new(Readiness::new(assume_ready));
+        let source = Arc::new(Readiness::with_bits(initial));
         let token = {
             let mut slab = self.slab();
             // Checked under the lock that `shutdown` takes after setting the flag: either it

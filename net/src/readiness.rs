@@ -163,9 +163,16 @@ impl Readiness {
     /// `assume_ready`: a connected socket is assumed ready both ways, so the first operation
     /// just tries (an edge arrives after a `WouldBlock` anyway). A socket that is still
     /// connecting must wait for the kernel's first event instead.
+    #[cfg(test)]
     pub(crate) fn new(assume_ready: bool) -> Self {
+        Self::with_bits(if assume_ready { READABLE | WRITABLE } else { 0 })
+    }
+
+    /// A source whose readiness starts as `bits` (a fresh datagram socket: writable, but
+    /// nothing to read until the kernel says so).
+    pub(crate) fn with_bits(bits: usize) -> Self {
         Self {
-            readiness: AtomicUsize::new(if assume_ready { READABLE | WRITABLE } else { 0 }),
+            readiness: AtomicUsize::new(bits),
             waiters: Mutex::new(Waiters::default()),
         }
     }

@@ -204,9 +204,13 @@ impl<S: AsRawFd> StreamCore<S> {
         })
     }
 
-    /// Shuts down the read side, the write side, or both.
+    /// Shuts down the read side, the write side, or both. A connection the peer already
+    /// reset (`ENOTCONN`) counts as shut down, as in tokio: there is nothing left to close.
     pub(crate) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        sys::shutdown(self.raw_fd(), how)
+        match sys::shutdown(self.raw_fd(), how) {
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
+            r => r,
+        }
     }
 
     /// Takes the socket's pending error (`SO_ERROR`).

@@ -106,8 +106,10 @@ impl UnixDatagram {
     /// ```
     pub fn from_std(socket: StdDatagram) -> io::Result<UnixDatagram> {
         socket.set_nonblocking(true)?;
+        // Writable at once (a fresh socket has room), readable only once the kernel says so:
+        // a `poll_recv_ready` on a fresh socket waits.
         Ok(UnixDatagram {
-            io: IoSource::new(socket)?,
+            io: IoSource::writable_first(socket)?,
         })
     }
 
