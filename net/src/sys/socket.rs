@@ -294,6 +294,28 @@ pub(crate) fn set_linger(fd: RawFd, dur: Option<std::time::Duration>) -> io::Res
     check(r).map(drop)
 }
 
+/// `SO_PEERCRED` of a connected Unix socket.
+pub(crate) fn peer_cred(fd: RawFd) -> io::Result<libc::ucred> {
+    let mut c = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into the ucred on our stack.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut c as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    check(r)?;
+    Ok(c)
+}
+
 /// The socket's pending error (`SO_ERROR`), which reading clears.
 pub(crate) fn take_error(fd: RawFd) -> io::Result<Option<io::Error>> {
     let code = getsockopt_int(fd, libc::SOL_SOCKET, libc::SO_ERROR)?;

@@ -28,6 +28,7 @@ mod listener;
 pub mod pipe;
 mod split;
 mod stream;
+mod ucred;
 
 pub use accept::Accept;
 pub use datagram::UnixDatagram;
@@ -35,3 +36,4 @@ pub use listener::UnixListener;
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 pub use std::os::unix::net::SocketAddr;
 pub use stream::UnixStream;
+pub use ucred::UCred;
