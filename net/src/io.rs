@@ -278,8 +278,10 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// # a.set_nonblocking(true).unwrap();
     /// # std::io::Write::write_all(&mut b, b"x").unwrap();
     /// let mut fd = spinpark::io::AsyncFd::new(a).unwrap();
-    /// let guard = std::future::poll_fn(|cx| fd.poll_read_ready_mut(cx)).await.unwrap();
-    /// assert!(guard.ready().is_readable());
+    /// let ready = std::future::poll_fn(|cx| fd.poll_read_ready_mut(cx).map_ok(|g| g.ready()))
+    ///     .await
+    ///     .unwrap();
+    /// assert!(ready.is_readable());
     /// # });
     /// ```
     pub fn poll_read_ready_mut<'a>(
@@ -320,8 +322,10 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// # let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
     /// # a.set_nonblocking(true).unwrap();
     /// let mut fd = spinpark::io::AsyncFd::new(a).unwrap();
-    /// let guard = std::future::poll_fn(|cx| fd.poll_write_ready_mut(cx)).await.unwrap();
-    /// assert!(guard.ready().is_writable());
+    /// let ready = std::future::poll_fn(|cx| fd.poll_write_ready_mut(cx).map_ok(|g| g.ready()))
+    ///     .await
+    ///     .unwrap();
+    /// assert!(ready.is_writable());
     /// # });
     /// ```
     pub fn poll_write_ready_mut<'a>(
