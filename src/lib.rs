@@ -82,7 +82,7 @@ pub use spinpark_macros::{main, test};
 pub mod net {
     pub use spinpark_net::{lookup_host, ToSocketAddrs};
     pub use spinpark_net::{
-        TcpListener, TcpSocket, TcpStream, UdpSocket, UnixListener, UnixStream,
+        TcpListener, TcpSocket, TcpStream, UdpSocket, UnixDatagram, UnixListener, UnixStream,
     };
 
     /// TCP stream halves, futures and listener settings (as `tokio::net::tcp`).
@@ -103,9 +103,18 @@ pub mod net {
     };
 }
 
-/// Putting any non-blocking fd on the runtime's reactor: `AsyncFd`.
+/// Putting any non-blocking fd on the runtime's reactor: `AsyncFd`, with `Interest` and
+/// `Ready` (tokio's `io::{Interest, Ready}` and `io::unix::AsyncFd`).
 pub mod io {
     pub use spinpark_net::io::*;
+
+    /// `AsyncFd` and its guards under tokio's path, `tokio::io::unix`.
+    pub mod unix {
+        pub use spinpark_net::io::{
+            AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, AsyncFdRegisterError,
+            AsyncFdTryNewError, TryIoError,
+        };
+    }
 }
 
 /// Timers: `sleep`, `sleep_until`, `timeout`, `timeout_at`, `interval` (with tokio's

@@ -65,10 +65,11 @@ pub mod signal {
 /// `tokio::io`: tokio's traits and utilities, and spinpark's `AsyncFd` as `io::unix`.
 pub mod io {
     pub use real_tokio::io::*;
+    pub use spinpark::io::{Interest, Ready};
 
     /// `tokio::io::unix`.
     pub mod unix {
-        pub use spinpark::io::*;
+        pub use spinpark::io::unix::*;
     }
 }
 

@@ -1,4 +1,5 @@
-//! Putting any non-blocking file descriptor on the runtime's reactor: [`AsyncFd`].
+//! Putting any non-blocking file descriptor on the runtime's reactor: [`AsyncFd`], with
+//! tokio's [`Interest`] and [`Ready`].
 //!
 //! ```
 //! use std::io::Read;
@@ -23,32 +24,40 @@
 //! ```
 //!
 //! How it works: the fd is registered in the runtime's epoll set like spinpark's own sockets
-//! (edge-triggered, both directions), so spinning workers poll it too. A guard from
-//! [`AsyncFd::readable`] / [`AsyncFd::writable`] remembers the readiness it saw; after the
-//! caller's syscall returned `WouldBlock`, [`AsyncFdReadyGuard::clear_ready`] (or `try_io`,
-//! which does it for you) clears that readiness unless a new event arrived meanwhile, so the
-//! next wait sleeps until the kernel reports a change.
+//! (edge-triggered, for the events of its [`Interest`]), so spinning workers poll it too. A
+//! guard from [`AsyncFd::readable`], [`AsyncFd::writable`] or [`AsyncFd::ready`] remembers
+//! the readiness it saw; after the caller's syscall returned `WouldBlock`,
+//! [`AsyncFdReadyGuard::clear_ready`] (or `try_io`, which does it for you) clears that
+//! readiness unless a new event arrived meanwhile, so the next wait sleeps until the kernel
+//! reports a change.
 
 use std::fmt;
 use std::future::poll_fn;
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::task::{ready, Context, Poll};
 
 use crate::io_source::IoSource;
-use crate::readiness::{Direction, Seen};
+use crate::readiness::Direction;
+
+mod guard;
+
+pub use crate::interest::{Interest, Ready};
+pub use guard::{
+    AsyncFdReadyGuard, AsyncFdReadyMutGuard, AsyncFdRegisterError, AsyncFdTryNewError, TryIoError,
+};
 
 /// A non-blocking fd `T` registered with the current runtime's reactor. Dropping it removes
 /// the fd from epoll, then drops `T` (which closes it, if `T` owns it).
 ///
 /// ```
 /// # spinpark::Runtime::new().unwrap().block_on(async {
-/// use std::os::unix::net::UnixStream;
-/// let (a, _b) = UnixStream::pair().unwrap();
+/// use spinpark::io::{unix::AsyncFd, Interest, Ready};
+/// let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
 /// a.set_nonblocking(true).unwrap();
-/// let fd = spinpark::io::AsyncFd::new(a).unwrap();
-/// let guard = fd.writable().await.unwrap(); // a fresh socket has room
-/// drop(guard);
+/// let fd = AsyncFd::new(a).unwrap();
+/// let guard = fd.ready(Interest::WRITABLE).await.unwrap(); // a fresh socket has room
+/// assert_eq!(guard.ready(), Ready::WRITABLE);
 /// # });
 /// ```
 pub struct AsyncFd<T: AsRawFd> {
@@ -63,9 +72,22 @@ impl<T: AsRawFd> fmt::Debug for AsyncFd<T> {
     }
 }
 
+/// `InvalidInput` unless `fd` is in non-blocking mode: an operation on a blocking fd would
+/// stall a worker.
+fn check_nonblocking(fd: RawFd) -> io::Result<()> {
+    if crate::sys::is_nonblocking(fd)? {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("AsyncFd (fd {fd}): the fd is in blocking mode; set O_NONBLOCK first"),
+        ))
+    }
+}
+
 impl<T: AsRawFd> AsyncFd<T> {
     /// Registers `inner`, whose fd must already be in non-blocking mode, with the current
-    /// runtime's reactor.
+    /// runtime's reactor, for reading and writing.
     ///
     /// # Errors
     /// `InvalidInput` if the fd is in blocking mode (an operation on it would stall a
@@ -81,26 +103,115 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// # });
     /// ```
     pub fn new(inner: T) -> io::Result<Self> {
-        let fd = inner.as_raw_fd();
-        let nonblocking = crate::sys::is_nonblocking(fd)?;
-        if !nonblocking {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("AsyncFd::new(fd {fd}): the fd is in blocking mode; set O_NONBLOCK first"),
-            ));
+        Self::with_interest(inner, Interest::READABLE | Interest::WRITABLE)
+    }
+
+    /// [`AsyncFd::new`] for the events of `interest` only.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::io::{AsyncFd, Interest};
+    /// let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// a.set_nonblocking(true).unwrap();
+    /// let fd = AsyncFd::with_interest(a, Interest::READABLE).unwrap();
+    /// # drop(fd);
+    /// # });
+    /// ```
+    pub fn with_interest(inner: T, interest: Interest) -> io::Result<Self> {
+        Ok(Self::try_with_interest(inner, interest)?)
+    }
+
+    /// [`AsyncFd::new`] that hands `inner` back on failure.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap(); // blocking
+    /// let e = spinpark::io::AsyncFd::try_new(a).unwrap_err();
+    /// let (_a, cause) = e.into_parts();
+    /// assert_eq!(cause.kind(), std::io::ErrorKind::InvalidInput);
+    /// # });
+    /// ```
+    pub fn try_new(inner: T) -> Result<Self, AsyncFdRegisterError<T>> {
+        Self::try_with_interest(inner, Interest::READABLE | Interest::WRITABLE)
+    }
+
+    /// [`AsyncFd::with_interest`] that hands `inner` back on failure.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::io::{AsyncFd, Interest};
+    /// let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// a.set_nonblocking(true).unwrap();
+    /// let fd = AsyncFd::try_with_interest(a, Interest::WRITABLE).unwrap();
+    /// # drop(fd);
+    /// # });
+    /// ```
+    pub fn try_with_interest(
+        inner: T,
+        interest: Interest,
+    ) -> Result<Self, AsyncFdRegisterError<T>> {
+        if let Err(cause) = check_nonblocking(inner.as_raw_fd()) {
+            return Err(AsyncFdRegisterError::new(inner, cause));
         }
-        Ok(AsyncFd {
-            io: IoSource::connecting(inner)?,
-        })
+        // SAFETY: the caller of a safe constructor owes us nothing, and nothing here relies
+        // on the fd staying open: a closed (or reused) fd makes operations fail, and its
+        // registration's generation keeps stale events away from other sources.
+        unsafe { Self::register_with_interest(inner, interest) }
+    }
+
+    /// Registers `inner` for reading and writing, as tokio's `AsyncFd::register`: no check
+    /// of blocking mode (a blocking fd stalls the worker that runs its operation).
+    ///
+    /// # Safety
+    /// The fd `inner.as_raw_fd()` returns must be open, and stay the same open file, until
+    /// the `AsyncFd` is dropped or [`into_inner`](AsyncFd::into_inner) is called.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// a.set_nonblocking(true).unwrap();
+    /// // SAFETY: `a` owns its fd, which the AsyncFd owns from now on.
+    /// let fd = unsafe { spinpark::io::AsyncFd::register(a) }.unwrap();
+    /// # drop(fd);
+    /// # });
+    /// ```
+    pub unsafe fn register(inner: T) -> Result<Self, AsyncFdRegisterError<T>> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { Self::register_with_interest(inner, Interest::READABLE | Interest::WRITABLE) }
+    }
+
+    /// [`AsyncFd::register`] for the events of `interest` only (`PRIORITY` and `ERROR`
+    /// included).
+    ///
+    /// # Safety
+    /// As [`AsyncFd::register`].
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::io::{AsyncFd, Interest};
+    /// let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// a.set_nonblocking(true).unwrap();
+    /// // SAFETY: `a` owns its fd, which the AsyncFd owns from now on.
+    /// let fd = unsafe { AsyncFd::register_with_interest(a, Interest::ERROR) }.unwrap();
+    /// # drop(fd);
+    /// # });
+    /// ```
+    pub unsafe fn register_with_interest(
+        inner: T,
+        interest: Interest,
+    ) -> Result<Self, AsyncFdRegisterError<T>> {
+        match IoSource::with_events(inner, interest.epoll_events()) {
+            Ok(io) => Ok(AsyncFd { io }),
+            Err((inner, cause)) => Err(AsyncFdRegisterError::new(inner, cause)),
+        }
     }
 
     /// The wrapped object.
     ///
     /// ```
     /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// # let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// # let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
     /// # a.set_nonblocking(true).unwrap();
-    /// # std::io::Write::write_all(&mut b, b"x").unwrap();
     /// let fd = spinpark::io::AsyncFd::new(a).unwrap();
     /// assert!(fd.get_ref().peer_addr().is_ok());
     /// # });
@@ -113,9 +224,8 @@ impl<T: AsRawFd> AsyncFd<T> {
     ///
     /// ```
     /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// # let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// # let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
     /// # a.set_nonblocking(true).unwrap();
-    /// # std::io::Write::write_all(&mut b, b"x").unwrap();
     /// let mut fd = spinpark::io::AsyncFd::new(a).unwrap();
     /// let _inner: &mut std::os::unix::net::UnixStream = fd.get_mut();
     /// # });
@@ -128,9 +238,8 @@ impl<T: AsRawFd> AsyncFd<T> {
     ///
     /// ```
     /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// # let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// # let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
     /// # a.set_nonblocking(true).unwrap();
-    /// # std::io::Write::write_all(&mut b, b"x").unwrap();
     /// let fd = spinpark::io::AsyncFd::new(a).unwrap();
     /// let a = fd.into_inner(); // no longer on the reactor
     /// # drop(a);
@@ -138,6 +247,138 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// ```
     pub fn into_inner(self) -> T {
         self.io.into_inner()
+    }
+
+    /// Polls for read readiness. Only the waker of the latest call (per direction) is woken,
+    /// as in tokio; [`AsyncFd::readable`] lets any number of tasks wait.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// # a.set_nonblocking(true).unwrap();
+    /// # std::io::Write::write_all(&mut b, b"x").unwrap();
+    /// let fd = spinpark::io::AsyncFd::new(a).unwrap();
+    /// let guard = std::future::poll_fn(|cx| fd.poll_read_ready(cx)).await.unwrap();
+    /// # drop(guard);
+    /// # });
+    /// ```
+    pub fn poll_read_ready<'a>(
+        &'a self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
+        let seen = ready!(self.io.poll_seen_latest(Direction::Read, cx))?;
+        Poll::Ready(Ok(AsyncFdReadyGuard::new(self, seen, Interest::READABLE)))
+    }
+
+    /// [`AsyncFd::poll_read_ready`] with a guard that lends the `AsyncFd` mutably.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// # a.set_nonblocking(true).unwrap();
+    /// # std::io::Write::write_all(&mut b, b"x").unwrap();
+    /// let mut fd = spinpark::io::AsyncFd::new(a).unwrap();
+    /// let ready = std::future::poll_fn(|cx| fd.poll_read_ready_mut(cx).map_ok(|g| g.ready()))
+    ///     .await
+    ///     .unwrap();
+    /// assert!(ready.is_readable());
+    /// # });
+    /// ```
+    pub fn poll_read_ready_mut<'a>(
+        &'a mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<AsyncFdReadyMutGuard<'a, T>>> {
+        let seen = ready!(self.io.poll_seen_latest(Direction::Read, cx))?;
+        Poll::Ready(Ok(AsyncFdReadyMutGuard::new(
+            self,
+            seen,
+            Interest::READABLE,
+        )))
+    }
+
+    /// Polls for write readiness; see [`AsyncFd::poll_read_ready`].
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// # a.set_nonblocking(true).unwrap();
+    /// let fd = spinpark::io::AsyncFd::new(a).unwrap();
+    /// let guard = std::future::poll_fn(|cx| fd.poll_write_ready(cx)).await.unwrap();
+    /// # drop(guard);
+    /// # });
+    /// ```
+    pub fn poll_write_ready<'a>(
+        &'a self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
+        let seen = ready!(self.io.poll_seen_latest(Direction::Write, cx))?;
+        Poll::Ready(Ok(AsyncFdReadyGuard::new(self, seen, Interest::WRITABLE)))
+    }
+
+    /// [`AsyncFd::poll_write_ready`] with a guard that lends the `AsyncFd` mutably.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// # a.set_nonblocking(true).unwrap();
+    /// let mut fd = spinpark::io::AsyncFd::new(a).unwrap();
+    /// let ready = std::future::poll_fn(|cx| fd.poll_write_ready_mut(cx).map_ok(|g| g.ready()))
+    ///     .await
+    ///     .unwrap();
+    /// assert!(ready.is_writable());
+    /// # });
+    /// ```
+    pub fn poll_write_ready_mut<'a>(
+        &'a mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<AsyncFdReadyMutGuard<'a, T>>> {
+        let seen = ready!(self.io.poll_seen_latest(Direction::Write, cx))?;
+        Poll::Ready(Ok(AsyncFdReadyMutGuard::new(
+            self,
+            seen,
+            Interest::WRITABLE,
+        )))
+    }
+
+    /// Waits until the fd is ready for any of `interest`; the guard's
+    /// [`ready`](AsyncFdReadyGuard::ready) says which.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::io::{AsyncFd, Interest, Ready};
+    /// let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// a.set_nonblocking(true).unwrap();
+    /// std::io::Write::write_all(&mut b, b"x").unwrap();
+    /// let fd = AsyncFd::new(a).unwrap();
+    /// let mut guard = fd.ready(Interest::READABLE | Interest::WRITABLE).await.unwrap();
+    /// assert_eq!(guard.ready(), Ready::READABLE | Ready::WRITABLE);
+    /// guard.clear_ready_matching(Ready::WRITABLE);
+    /// assert_eq!(guard.ready(), Ready::READABLE);
+    /// # });
+    /// ```
+    pub async fn ready(&self, interest: Interest) -> io::Result<AsyncFdReadyGuard<'_, T>> {
+        let seen = poll_fn(|cx| self.io.poll_mask(interest.mask(), cx)).await?;
+        Ok(AsyncFdReadyGuard::new(self, seen, interest))
+    }
+
+    /// [`AsyncFd::ready`] with a guard that lends the `AsyncFd` mutably.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::io::{AsyncFd, Interest};
+    /// let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// a.set_nonblocking(true).unwrap();
+    /// let mut fd = AsyncFd::new(a).unwrap();
+    /// let mut guard = fd.ready_mut(Interest::WRITABLE).await.unwrap();
+    /// let _inner: &mut std::os::unix::net::UnixStream = guard.get_inner_mut();
+    /// # });
+    /// ```
+    pub async fn ready_mut(
+        &mut self,
+        interest: Interest,
+    ) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
+        let seen = poll_fn(|cx| self.io.poll_mask(interest.mask(), cx)).await?;
+        Ok(AsyncFdReadyMutGuard::new(self, seen, interest))
     }
 
     /// Waits until the fd may be readable; the guard says what to do after trying.
@@ -156,16 +397,31 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// # });
     /// ```
     pub async fn readable(&self) -> io::Result<AsyncFdReadyGuard<'_, T>> {
-        poll_fn(|cx| self.poll_read_ready(cx)).await
+        self.ready(Interest::READABLE).await
     }
 
-    /// Waits until the fd may be writable; the guard says what to do after trying.
+    /// [`AsyncFd::readable`] with a guard that lends the `AsyncFd` mutably.
     ///
     /// ```
     /// # spinpark::Runtime::new().unwrap().block_on(async {
     /// # let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
     /// # a.set_nonblocking(true).unwrap();
     /// # std::io::Write::write_all(&mut b, b"x").unwrap();
+    /// let mut fd = spinpark::io::AsyncFd::new(a).unwrap();
+    /// let guard = fd.readable_mut().await.unwrap();
+    /// # drop(guard);
+    /// # });
+    /// ```
+    pub async fn readable_mut(&mut self) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
+        self.ready_mut(Interest::READABLE).await
+    }
+
+    /// Waits until the fd may be writable; the guard says what to do after trying.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// # let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// # a.set_nonblocking(true).unwrap();
     /// use std::io::Write;
     /// let fd = spinpark::io::AsyncFd::new(a).unwrap();
     /// let mut guard = fd.writable().await.unwrap();
@@ -174,57 +430,142 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// # });
     /// ```
     pub async fn writable(&self) -> io::Result<AsyncFdReadyGuard<'_, T>> {
-        poll_fn(|cx| self.poll_write_ready(cx)).await
+        self.ready(Interest::WRITABLE).await
     }
 
-    /// Polls for read readiness; see [`AsyncFd::readable`].
+    /// [`AsyncFd::writable`] with a guard that lends the `AsyncFd` mutably.
     ///
     /// ```
     /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// # let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// # let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
     /// # a.set_nonblocking(true).unwrap();
-    /// # std::io::Write::write_all(&mut b, b"x").unwrap();
-    /// let fd = spinpark::io::AsyncFd::new(a).unwrap();
-    /// let guard = std::future::poll_fn(|cx| fd.poll_read_ready(cx)).await.unwrap();
+    /// let mut fd = spinpark::io::AsyncFd::new(a).unwrap();
+    /// let guard = fd.writable_mut().await.unwrap();
     /// # drop(guard);
     /// # });
     /// ```
-    pub fn poll_read_ready(
-        &self,
-        cx: &mut Context<'_>,
-    ) -> Poll<io::Result<AsyncFdReadyGuard<'_, T>>> {
-        self.poll_ready(Direction::Read, cx)
+    pub async fn writable_mut(&mut self) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
+        self.ready_mut(Interest::WRITABLE).await
     }
 
-    /// Polls for write readiness; see [`AsyncFd::writable`].
+    /// Waits for `interest` and runs `f` until it does not return `WouldBlock` (clearing the
+    /// readiness and waiting again each time it does).
     ///
     /// ```
     /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// # let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
-    /// # a.set_nonblocking(true).unwrap();
-    /// # std::io::Write::write_all(&mut b, b"x").unwrap();
-    /// let fd = spinpark::io::AsyncFd::new(a).unwrap();
-    /// let guard = std::future::poll_fn(|cx| fd.poll_write_ready(cx)).await.unwrap();
-    /// # drop(guard);
+    /// use std::io::Read;
+    /// use spinpark::io::{AsyncFd, Interest};
+    /// let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// a.set_nonblocking(true).unwrap();
+    /// std::io::Write::write_all(&mut b, b"hi").unwrap();
+    /// let fd = AsyncFd::new(a).unwrap();
+    /// let mut buf = [0; 2];
+    /// let n = fd.async_io(Interest::READABLE, |mut s| s.read(&mut buf)).await.unwrap();
+    /// assert_eq!(&buf[..n], b"hi");
     /// # });
     /// ```
-    pub fn poll_write_ready(
+    pub async fn async_io<R>(
         &self,
-        cx: &mut Context<'_>,
-    ) -> Poll<io::Result<AsyncFdReadyGuard<'_, T>>> {
-        self.poll_ready(Direction::Write, cx)
+        interest: Interest,
+        mut f: impl FnMut(&T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        poll_fn(|cx| {
+            self.io
+                .poll_io_mask(interest.mask(), cx, || f(self.io.get()))
+        })
+        .await
     }
 
-    fn poll_ready(
+    /// [`AsyncFd::async_io`] with the wrapped object lent mutably.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use std::io::Write;
+    /// use spinpark::io::{AsyncFd, Interest};
+    /// let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// a.set_nonblocking(true).unwrap();
+    /// let mut fd = AsyncFd::new(a).unwrap();
+    /// let n = fd.async_io_mut(Interest::WRITABLE, |s| s.write(b"hi")).await.unwrap();
+    /// assert_eq!(n, 2);
+    /// # });
+    /// ```
+    pub async fn async_io_mut<R>(
+        &mut self,
+        interest: Interest,
+        mut f: impl FnMut(&mut T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let mask = interest.mask();
+        let io = &mut self.io;
+        poll_fn(|cx| {
+            // Bounded as `IoSource::poll_io` is: a source that keeps looking ready while `f`
+            // keeps saying `WouldBlock` yields instead of spinning inside one poll.
+            for _ in 0..4 {
+                let seen = ready!(io.poll_mask(mask, cx))?;
+                match f(io.get_mut()) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => io.clear(seen),
+                    r => return Poll::Ready(r),
+                }
+            }
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// Runs `f` once if the fd looks ready for `interest`, without waiting: `WouldBlock` if it
+    /// does not, or if `f` returned that (which also clears the readiness).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::io::{AsyncFd, Interest};
+    /// let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// a.set_nonblocking(true).unwrap();
+    /// let fd = AsyncFd::new(a).unwrap();
+    /// let r = fd.try_io(Interest::READABLE, |_| Ok(()));
+    /// assert_eq!(r.unwrap_err().kind(), std::io::ErrorKind::WouldBlock); // nothing to read
+    /// # });
+    /// ```
+    pub fn try_io<R>(
         &self,
-        dir: Direction,
-        cx: &mut Context<'_>,
-    ) -> Poll<io::Result<AsyncFdReadyGuard<'_, T>>> {
-        let seen = ready!(self.io.poll_seen(dir, cx))?;
-        Poll::Ready(Ok(AsyncFdReadyGuard {
-            fd: self,
-            seen: Some(seen),
-        }))
+        interest: Interest,
+        f: impl FnOnce(&T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        self.io.try_io_mask(interest.mask(), || f(self.io.get()))
+    }
+
+    /// [`AsyncFd::try_io`] with the wrapped object lent mutably.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use spinpark::io::{AsyncFd, Interest};
+    /// let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+    /// a.set_nonblocking(true).unwrap();
+    /// let mut fd = AsyncFd::new(a).unwrap();
+    /// let _ = fd.writable().await.unwrap(); // the first event has come
+    /// assert!(fd.try_io_mut(Interest::WRITABLE, |_| Ok(())).is_ok());
+    /// # });
+    /// ```
+    pub fn try_io_mut<R>(
+        &mut self,
+        interest: Interest,
+        f: impl FnOnce(&mut T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let mask = interest.mask();
+        let Some(seen) = self.io.ready_now_mask(mask) else {
+            return Err(io::ErrorKind::WouldBlock.into());
+        };
+        if seen.is_shutdown() {
+            return Err(crate::io_source::runtime_gone());
+        }
+        let r = f(self.io.get_mut());
+        if matches!(&r, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
+            self.io.clear(seen);
+        }
+        r
+    }
+
+    pub(crate) fn source(&self) -> &IoSource<T> {
+        &self.io
     }
 }
 
@@ -234,170 +575,10 @@ impl<T: AsRawFd> AsRawFd for AsyncFd<T> {
     }
 }
 
-/// Readiness seen by [`AsyncFd::readable`] or [`AsyncFd::writable`]. Try the operation; if it
-/// returns `WouldBlock`, call [`clear_ready`](Self::clear_ready) (or use
-/// [`try_io`](Self::try_io), which does), or the next wait returns at once.
-///
-/// ```
-/// # spinpark::Runtime::new().unwrap().block_on(async {
-/// # let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
-/// # a.set_nonblocking(true).unwrap();
-/// # std::io::Write::write_all(&mut b, b"x").unwrap();
-/// use std::io::Read;
-/// let fd = spinpark::io::AsyncFd::new(a).unwrap();
-/// let mut buf = [0; 8];
-/// let mut guard = fd.readable().await.unwrap();
-/// match guard.get_inner().read(&mut buf) {
-///     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => guard.clear_ready(),
-///     r => assert_eq!(r.unwrap(), 1),
-/// }
-/// # });
-/// ```
-#[must_use = "try the operation, then clear the readiness if it would block"]
-pub struct AsyncFdReadyGuard<'a, T: AsRawFd> {
-    fd: &'a AsyncFd<T>,
-    seen: Option<Seen>,
-}
-
-impl<T: AsRawFd> fmt::Debug for AsyncFdReadyGuard<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AsyncFdReadyGuard")
-            .field("fd", &self.fd)
-            .field("cleared", &self.seen.is_none())
-            .finish()
+impl<T: AsRawFd> AsFd for AsyncFd<T> {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        // SAFETY: the fd stays open while `self` holds `T`, which owns or borrows it (a
+        // promise `register`'s caller made, and the safe constructors' `T` keeps).
+        unsafe { BorrowedFd::borrow_raw(self.io.raw_fd()) }
     }
 }
-
-impl<'a, T: AsRawFd> AsyncFdReadyGuard<'a, T> {
-    /// The operation returned `WouldBlock`: forget this readiness, so the next wait sleeps
-    /// until the kernel reports a new event (one that arrived since the wait is kept).
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// # let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
-    /// # a.set_nonblocking(true).unwrap();
-    /// # std::io::Write::write_all(&mut b, b"x").unwrap();
-    /// use std::io::Read;
-    /// let fd = spinpark::io::AsyncFd::new(a).unwrap();
-    /// let mut buf = [0; 8];
-    /// let mut guard = fd.readable().await.unwrap();
-    /// guard.get_inner().read(&mut buf).unwrap(); // took the one byte
-    /// if let Err(e) = guard.get_inner().read(&mut buf) {
-    ///     assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
-    ///     guard.clear_ready(); // the next readable() waits for new data
-    /// }
-    /// # });
-    /// ```
-    pub fn clear_ready(&mut self) {
-        if let Some(seen) = self.seen.take() {
-            self.fd.io.clear(seen);
-        }
-    }
-
-    /// Keeps the readiness (the default when the guard is dropped without clearing).
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// # let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
-    /// # a.set_nonblocking(true).unwrap();
-    /// # std::io::Write::write_all(&mut b, b"x").unwrap();
-    /// let fd = spinpark::io::AsyncFd::new(a).unwrap();
-    /// let mut guard = fd.readable().await.unwrap();
-    /// guard.retain_ready(); // nothing was read: the next readable() returns at once
-    /// drop(guard);
-    /// drop(fd.readable().await.unwrap());
-    /// # });
-    /// ```
-    pub fn retain_ready(&mut self) {
-        self.seen = None;
-    }
-
-    /// Runs `f`; if it returns `WouldBlock`, clears the readiness and returns
-    /// `Err(TryIoError)`, so the caller waits again. Any other result is `Ok`.
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// # let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
-    /// # a.set_nonblocking(true).unwrap();
-    /// # std::io::Write::write_all(&mut b, b"x").unwrap();
-    /// use std::io::Read;
-    /// let fd = spinpark::io::AsyncFd::new(a).unwrap();
-    /// let mut buf = [0; 8];
-    /// let n = loop {
-    ///     let mut guard = fd.readable().await.unwrap();
-    ///     if let Ok(result) = guard.try_io(|inner| inner.get_ref().read(&mut buf)) {
-    ///         break result.unwrap();
-    ///     }
-    /// };
-    /// assert_eq!(&buf[..n], b"x");
-    /// # });
-    /// ```
-    pub fn try_io<R>(
-        &mut self,
-        f: impl FnOnce(&'a AsyncFd<T>) -> io::Result<R>,
-    ) -> Result<io::Result<R>, TryIoError> {
-        match f(self.fd) {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                self.clear_ready();
-                Err(TryIoError(()))
-            }
-            r => Ok(r),
-        }
-    }
-
-    /// The `AsyncFd` this guard belongs to.
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// # let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
-    /// # a.set_nonblocking(true).unwrap();
-    /// # std::io::Write::write_all(&mut b, b"x").unwrap();
-    /// let fd = spinpark::io::AsyncFd::new(a).unwrap();
-    /// let guard = fd.readable().await.unwrap();
-    /// assert!(std::ptr::eq(guard.get_ref(), &fd));
-    /// # });
-    /// ```
-    pub fn get_ref(&self) -> &'a AsyncFd<T> {
-        self.fd
-    }
-
-    /// The wrapped object.
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// # let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
-    /// # a.set_nonblocking(true).unwrap();
-    /// # std::io::Write::write_all(&mut b, b"x").unwrap();
-    /// let fd = spinpark::io::AsyncFd::new(a).unwrap();
-    /// let guard = fd.readable().await.unwrap();
-    /// assert!(guard.get_inner().peer_addr().is_ok());
-    /// # });
-    /// ```
-    pub fn get_inner(&self) -> &'a T {
-        self.fd.get_ref()
-    }
-}
-
-/// [`AsyncFdReadyGuard::try_io`]'s "the operation would block; wait again".
-///
-/// ```
-/// # spinpark::Runtime::new().unwrap().block_on(async {
-/// # let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
-/// # a.set_nonblocking(true).unwrap();
-/// # std::io::Write::write_all(&mut b, b"x").unwrap();
-/// let fd = spinpark::io::AsyncFd::new(a).unwrap();
-/// let mut guard = fd.writable().await.unwrap();
-/// let r = guard.try_io(|_| Err::<(), _>(std::io::ErrorKind::WouldBlock.into()));
-/// assert!(r.is_err()); // the readiness was cleared; wait again
-/// # });
-/// ```
-#[derive(Debug)]
-pub struct TryIoError(());
-
-impl fmt::Display for TryIoError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the operation would block")
-    }
-}
-
-impl std::error::Error for TryIoError {}

@@ -52,6 +52,35 @@ impl<T: AsRawFd> IoSource<T> {
         })
     }
 
+    /// Registers `io` with the current runtime's reactor for the epoll `events` given (an
+    /// `AsyncFd`'s interest), nothing assumed ready. On failure `io` comes back with the
+    /// error.
+    pub(crate) fn with_events(io: T, events: u32) -> Result<Self, (T, io::Error)> {
+        Self::with_initial(io, 0, events)
+    }
+
+    /// Registers `io` for all the sockets' events, assumed writable but not readable (a
+    /// datagram socket: room to send at once, nothing to receive until the kernel says so).
+    pub(crate) fn writable_first(io: T) -> io::Result<Self> {
+        Self::with_initial(io, crate::readiness::WRITABLE, crate::sys::INTEREST).map_err(|(_, e)| e)
+    }
+
+    fn with_initial(io: T, initial: usize, events: u32) -> Result<Self, (T, io::Error)> {
+        let reactor = match Reactor::current() {
+            Ok(r) => r,
+            Err(e) => return Err((io, e)),
+        };
+        match reactor.register_events(io.as_raw_fd(), initial, events) {
+            Ok((token, readiness)) => Ok(Self {
+                io: Some(io),
+                readiness,
+                token,
+                reactor,
+            }),
+            Err(e) => Err((io, e)),
+        }
+    }
+
     /// The reactor this source is registered with.
     pub(crate) fn reactor(&self) -> &Arc<Reactor> {
         &self.reactor
@@ -172,6 +201,106 @@ impl<T: AsRawFd> IoSource<T> {
         self.readiness.clear(seen);
     }
 
+    /// Clears `bits` of what `seen` allowed, unless an event arrived since.
+    pub(crate) fn clear_bits(&self, seen: Seen, bits: usize) {
+        self.readiness.clear_bits(seen, bits);
+    }
+
+    /// Waits until the source is ready for any of `interest` and says how (`ready(Interest)`
+    /// on the socket types).
+    pub(crate) async fn ready(
+        &self,
+        interest: crate::interest::Interest,
+    ) -> io::Result<crate::interest::Ready> {
+        let seen = std::future::poll_fn(|cx| self.poll_mask(interest.mask(), cx)).await?;
+        Ok(crate::interest::Ready::from_word(
+            seen.ready_bits() & interest.reported(),
+        ))
+    }
+
+    /// [`IoSource::poll_ready`] keeping only the latest waker per direction (the sockets'
+    /// `poll_read_ready`/`poll_write_ready`).
+    pub(crate) fn poll_ready_latest(
+        &self,
+        dir: Direction,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<()>> {
+        self.poll_seen_latest(dir, cx).map(|r| r.map(drop))
+    }
+
+    /// [`IoSource::poll_seen`] for `poll_read_ready`-style callers: only the latest waker
+    /// per direction is kept.
+    pub(crate) fn poll_seen_latest(
+        &self,
+        dir: Direction,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<Seen>> {
+        self.readiness.poll_ready_latest(dir, cx).map(|seen| {
+            if seen.is_shutdown() {
+                Err(runtime_gone())
+            } else {
+                Ok(seen)
+            }
+        })
+    }
+
+    /// [`IoSource::poll_seen`] for any readiness bits (an `Interest`'s mask).
+    pub(crate) fn poll_mask(&self, mask: usize, cx: &mut Context<'_>) -> Poll<io::Result<Seen>> {
+        self.readiness.poll_mask(mask, cx).map(|seen| {
+            if seen.is_shutdown() {
+                Err(runtime_gone())
+            } else {
+                Ok(seen)
+            }
+        })
+    }
+
+    /// Whether any of `mask` is set now, without waiting.
+    pub(crate) fn ready_now_mask(&self, mask: usize) -> Option<Seen> {
+        self.readiness.ready_now_mask(mask)
+    }
+
+    /// [`IoSource::try_io`] for any readiness bits: runs `op` once if one of `mask` is set,
+    /// and clears them if it returns `WouldBlock`.
+    pub(crate) fn try_io_mask<R>(
+        &self,
+        mask: usize,
+        op: impl FnOnce() -> io::Result<R>,
+    ) -> io::Result<R> {
+        match self.readiness.ready_now_mask(mask) {
+            None => Err(io::ErrorKind::WouldBlock.into()),
+            Some(seen) if seen.is_shutdown() => Err(runtime_gone()),
+            Some(seen) => {
+                let r = op();
+                if matches!(&r, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
+                    self.readiness.clear(seen);
+                }
+                r
+            }
+        }
+    }
+
+    /// Waits until one of `mask` is set, runs `op`, and on `WouldBlock` clears and waits
+    /// again (`async_io`). Each attempt takes one unit of the task's budget.
+    pub(crate) fn poll_io_mask<R>(
+        &self,
+        mask: usize,
+        cx: &mut Context<'_>,
+        mut op: impl FnMut() -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        ready!(coop::poll_proceed(cx));
+        for _ in 0..MAX_ATTEMPTS_PER_POLL {
+            let seen = ready!(self.poll_mask(mask, cx))?;
+            match op() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.readiness.clear(seen),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                r => return Poll::Ready(r),
+            }
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+
     pub(crate) fn get_mut(&mut self) -> &mut T {
         self.io.as_mut().expect("present until dropped or taken")
     }
@@ -191,6 +320,6 @@ impl<T: AsRawFd> Drop for IoSource<T> {
 }
 
 /// The error of an operation on a socket whose runtime has shut down.
-fn runtime_gone() -> io::Error {
+pub(crate) fn runtime_gone() -> io::Error {
     io::Error::other("the spinpark runtime this socket belongs to has shut down")
 }

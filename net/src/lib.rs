@@ -48,7 +48,9 @@
 #![warn(missing_docs)]
 
 mod addr;
+mod buf;
 mod halves;
+mod interest;
 pub mod io;
 mod io_source;
 mod io_traits;
@@ -57,6 +59,7 @@ mod reactor;
 mod readiness;
 pub mod signal;
 mod stream;
+mod stream_api;
 mod sys;
 pub mod tcp;
 pub mod time;
@@ -67,4 +70,4 @@ pub mod unix;
 pub use addr::{lookup_host, ToSocketAddrs};
 pub use tcp::{TcpListener, TcpSocket, TcpStream};
 pub use udp::UdpSocket;
-pub use unix::{UnixListener, UnixStream};
+pub use unix::{UnixDatagram, UnixListener, UnixStream};

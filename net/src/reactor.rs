@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 use spinpark_executor::driver::{self, Driver};
 use spinpark_executor::Handle;
 
-use crate::readiness::{Readiness, ERROR, READABLE, READ_CLOSED, WRITABLE, WRITE_CLOSED};
+use crate::readiness::{Readiness, ERROR, PRIORITY, READABLE, READ_CLOSED, WRITABLE, WRITE_CLOSED};
 use crate::sys::{self, Epoll, EventFd};
 use crate::timers::Timers;
 
@@ -173,7 +173,19 @@ impl Reactor {
         fd: RawFd,
         assume_ready: bool,
     ) -> io::Result<(Token, Arc<Readiness>)> {
-        let source = Arc::new(Readiness::new(assume_ready));
+        let initial = if assume_ready { READABLE | WRITABLE } else { 0 };
+        self.register_events(fd, initial, sys::INTEREST)
+    }
+
+    /// [`Reactor::register`] for the epoll `events` given (an `AsyncFd`'s interest), with
+    /// the readiness bits `initial` assumed until the first event.
+    pub(crate) fn register_events(
+        &self,
+        fd: RawFd,
+        initial: usize,
+        events: u32,
+    ) -> io::Result<(Token, Arc<Readiness>)> {
+        let source = Arc::new(Readiness::with_bits(initial));
         let token = {
             let mut slab = self.slab();
             // Checked under the lock that `shutdown` takes after setting the flag: either it
@@ -192,7 +204,7 @@ impl Reactor {
             e.source = Some(source.clone());
             Token(((e.generation as u64) << 32) | index as u64)
         };
-        if let Err(e) = self.epoll.add(fd, token.0) {
+        if let Err(e) = self.epoll.add(fd, token.0, events) {
             self.release(token);
             return Err(e);
         }
@@ -373,6 +385,9 @@ fn readiness_bits(ev: u32) -> usize {
     }
     if ev & libc::EPOLLHUP != 0 {
         bits |= WRITE_CLOSED;
+    }
+    if ev & libc::EPOLLPRI != 0 {
+        bits |= PRIORITY;
     }
     if ev & libc::EPOLLERR != 0 {
         // Wakes both directions; the operation then reports the socket's error.

@@ -6,7 +6,7 @@
 //! said `WouldBlock`:
 //!
 //! ```text
-//! bits 0-5: READABLE | WRITABLE | READ_CLOSED | WRITE_CLOSED | ERROR | SHUTDOWN
+//! bits 0-6: READABLE | WRITABLE | READ_CLOSED | WRITE_CLOSED | ERROR | SHUTDOWN | PRIORITY
 //! bits 16-: tick, bumped by every event the reactor delivers
 //! ```
 //!
@@ -48,6 +48,9 @@ pub(crate) const WRITE_CLOSED: usize = 1 << 3;
 pub(crate) const ERROR: usize = 1 << 4;
 /// The runtime that owns the reactor shut down: every operation fails from now on.
 pub(crate) const SHUTDOWN: usize = 1 << 5;
+/// Out-of-band data (`EPOLLPRI`), only for fds registered with that interest. Its waiters
+/// wait with the readers.
+pub(crate) const PRIORITY: usize = 1 << 6;
 const READY_MASK: usize = (1 << 16) - 1;
 const TICK_ONE: usize = 1 << 16;
 /// Bits that are never cleared once set. (`ERROR` is cleared: see the module docs.)
@@ -63,7 +66,7 @@ pub(crate) enum Direction {
 impl Direction {
     /// The readiness bits that let an operation in this direction proceed (to succeed or to
     /// report the error / end of stream).
-    fn mask(self) -> usize {
+    pub(crate) fn mask(self) -> usize {
         match self {
             Direction::Read => READABLE | READ_CLOSED | ERROR | SHUTDOWN,
             Direction::Write => WRITABLE | WRITE_CLOSED | ERROR | SHUTDOWN,
@@ -76,10 +79,24 @@ impl Direction {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Seen {
     word: usize,
-    dir: Direction,
+    /// The bits the operation waited for (what `clear` clears).
+    mask: usize,
 }
 
 impl Seen {
+    /// The readiness bits seen that the operation waited for.
+    pub(crate) fn ready_bits(&self) -> usize {
+        self.word & self.mask
+    }
+
+    /// The same sighting, with `bits` no longer counted as ready.
+    pub(crate) fn without(self, bits: usize) -> Seen {
+        Seen {
+            word: self.word & !bits,
+            mask: self.mask,
+        }
+    }
+
     pub(crate) fn is_read_closed(&self) -> bool {
         self.word & READ_CLOSED != 0
     }
@@ -94,6 +111,10 @@ impl Seen {
 struct Waiters {
     reader: Wakers,
     writer: Wakers,
+    /// The waker of the latest `poll_read_ready`-style call, which replaces the one before
+    /// (as tokio documents for its `poll_*_ready`): one slot per direction.
+    poll_reader: Option<Waker>,
+    poll_writer: Option<Waker>,
 }
 
 /// The tasks waiting in one direction: the first in a slot, any others in a list.
@@ -142,9 +163,16 @@ impl Readiness {
     /// `assume_ready`: a connected socket is assumed ready both ways, so the first operation
     /// just tries (an edge arrives after a `WouldBlock` anyway). A socket that is still
     /// connecting must wait for the kernel's first event instead.
+    #[cfg(test)]
     pub(crate) fn new(assume_ready: bool) -> Self {
+        Self::with_bits(if assume_ready { READABLE | WRITABLE } else { 0 })
+    }
+
+    /// A source whose readiness starts as `bits` (a fresh datagram socket: writable, but
+    /// nothing to read until the kernel says so).
+    pub(crate) fn with_bits(bits: usize) -> Self {
         Self {
-            readiness: AtomicUsize::new(if assume_ready { READABLE | WRITABLE } else { 0 }),
+            readiness: AtomicUsize::new(bits),
             waiters: Mutex::new(Waiters::default()),
         }
     }
@@ -164,16 +192,20 @@ impl Readiness {
         });
         let (r, w) = {
             let mut ws = self.waiters();
-            let r = if bits & Direction::Read.mask() != 0 {
-                ws.reader.take()
-            } else {
-                Wakers::default()
-            };
-            let w = if bits & Direction::Write.mask() != 0 {
-                ws.writer.take()
-            } else {
-                Wakers::default()
-            };
+            let mut r = Wakers::default();
+            if bits & (Direction::Read.mask() | PRIORITY) != 0 {
+                r = ws.reader.take();
+                if let Some(p) = ws.poll_reader.take() {
+                    r.register(&p);
+                }
+            }
+            let mut w = Wakers::default();
+            if bits & Direction::Write.mask() != 0 {
+                w = ws.writer.take();
+                if let Some(p) = ws.poll_writer.take() {
+                    w.register(&p);
+                }
+            }
             (r, w)
         };
         r.wake();
@@ -182,30 +214,72 @@ impl Readiness {
 
     /// The readiness in `dir` now, without registering interest.
     pub(crate) fn ready_now(&self, dir: Direction) -> Option<Seen> {
+        self.ready_now_mask(dir.mask())
+    }
+
+    /// Whether any of the bits in `mask` is set now, without registering interest.
+    pub(crate) fn ready_now_mask(&self, mask: usize) -> Option<Seen> {
         // Acquire: pairs with the AcqRel in `set_ready`.
         let w = self.readiness.load(Acquire);
-        (w & dir.mask() != 0).then_some(Seen { word: w, dir })
+        (w & mask != 0).then_some(Seen { word: w, mask })
     }
 
     /// Ready to try an operation in `dir`? If not, stores the task's waker and returns
     /// `Pending`; it is woken by the next event in that direction, as is every other task
     /// waiting in that direction.
     pub(crate) fn poll_ready(&self, dir: Direction, cx: &mut Context<'_>) -> Poll<Seen> {
+        self.poll_mask(dir.mask(), cx)
+    }
+
+    /// [`Readiness::poll_ready`] whose waker replaces the one of the previous call of this
+    /// kind in `dir`, rather than joining the other waiters: the `poll_read_ready` /
+    /// `poll_write_ready` contract ("only the latest context is woken").
+    pub(crate) fn poll_ready_latest(&self, dir: Direction, cx: &mut Context<'_>) -> Poll<Seen> {
+        let mask = dir.mask();
         // Acquire: pairs with the AcqRel in `set_ready`.
         let w = self.readiness.load(Acquire);
-        if w & dir.mask() != 0 {
-            return Poll::Ready(Seen { word: w, dir });
+        if w & mask != 0 {
+            return Poll::Ready(Seen { word: w, mask });
         }
         let mut ws = self.waiters();
-        match dir {
-            Direction::Read => ws.reader.register(cx.waker()),
-            Direction::Write => ws.writer.register(cx.waker()),
+        let slot = match dir {
+            Direction::Read => &mut ws.poll_reader,
+            Direction::Write => &mut ws.poll_writer,
+        };
+        if !slot.as_ref().is_some_and(|p| p.will_wake(cx.waker())) {
+            *slot = Some(cx.waker().clone());
+        }
+        // Re-check under the lock, as in `poll_mask`.
+        let w = self.readiness.load(Acquire);
+        if w & mask != 0 {
+            return Poll::Ready(Seen { word: w, mask });
+        }
+        Poll::Pending
+    }
+
+    /// [`Readiness::poll_ready`] for any set of readiness bits (an `Interest`'s): the waker
+    /// waits with the readers if a read-side bit (or only the error bit) is in `mask`, with
+    /// the writers if a write-side bit is, or with both.
+    pub(crate) fn poll_mask(&self, mask: usize, cx: &mut Context<'_>) -> Poll<Seen> {
+        // Acquire: pairs with the AcqRel in `set_ready`.
+        let w = self.readiness.load(Acquire);
+        if w & mask != 0 {
+            return Poll::Ready(Seen { word: w, mask });
+        }
+        let mut ws = self.waiters();
+        let read_side = READABLE | READ_CLOSED | PRIORITY;
+        let write_side = WRITABLE | WRITE_CLOSED;
+        if mask & read_side != 0 || mask & write_side == 0 {
+            ws.reader.register(cx.waker());
+        }
+        if mask & write_side != 0 {
+            ws.writer.register(cx.waker());
         }
         // Re-check under the lock: `set_ready` updates the word before taking the lock, so an
         // event we did not see above is either visible now or will find our waker.
         let w = self.readiness.load(Acquire);
-        if w & dir.mask() != 0 {
-            return Poll::Ready(Seen { word: w, dir });
+        if w & mask != 0 {
+            return Poll::Ready(Seen { word: w, mask });
         }
         Poll::Pending
     }
@@ -213,7 +287,13 @@ impl Readiness {
     /// The operation allowed by `seen` returned `WouldBlock`: clear that direction's
     /// readiness, unless an event arrived since (the tick moved on).
     pub(crate) fn clear(&self, seen: Seen) {
-        let clear = seen.dir.mask() & !STICKY;
+        self.clear_bits(seen, seen.mask);
+    }
+
+    /// Clears `bits` (sticky ones aside) unless an event arrived since `seen` (the tick
+    /// moved on): a guard's `clear_ready_matching`.
+    pub(crate) fn clear_bits(&self, seen: Seen, bits: usize) {
+        let clear = bits & !STICKY;
         let _ = self.readiness.fetch_update(AcqRel, Acquire, |w| {
             if w & !READY_MASK == seen.word & !READY_MASK {
                 Some(w & !clear)

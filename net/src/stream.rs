@@ -159,9 +159,58 @@ impl<S: AsRawFd> StreamCore<S> {
         poll_fn(|cx| self.io.poll_ready(dir, cx)).await
     }
 
-    /// Shuts down the read side, the write side, or both.
+    /// The registered source (readiness and `try_io` for the public wrappers).
+    pub(crate) fn io(&self) -> &IoSource<S> {
+        &self.io
+    }
+
+    /// Reads without taking the bytes out of the socket's queue (`MSG_PEEK`), waiting until
+    /// it is readable.
+    pub(crate) fn poll_peek(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        // SAFETY: as in `poll_read`.
+        let buf = unsafe { &mut *(buf as *mut [u8] as *mut [MaybeUninit<u8>]) };
+        self.io.poll_io(
+            Direction::Read,
+            cx,
+            |s| sys::recv_from(s.as_raw_fd(), buf, libc::MSG_PEEK).map(|(n, _)| n),
+            |_| false,
+        )
+    }
+
+    /// Reads what is available now into possibly uninitialised memory.
+    pub(crate) fn try_read_uninit(&self, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
+        self.io
+            .try_io(Direction::Read, |s| sys::recv(s.as_raw_fd(), buf))
+    }
+
+    /// Reads what is available now into several buffers (`readv`).
+    pub(crate) fn try_read_vectored(
+        &self,
+        bufs: &mut [std::io::IoSliceMut<'_>],
+    ) -> io::Result<usize> {
+        self.io
+            .try_io(Direction::Read, |s| sys::fd::readv(s.as_raw_fd(), bufs))
+    }
+
+    /// Writes what fits now from several buffers (`sendmsg`).
+    pub(crate) fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        let bufs = &bufs[..bufs.len().min(sys::IOV_MAX)];
+        self.io.try_io(Direction::Write, |s| {
+            sys::send_vectored(s.as_raw_fd(), bufs)
+        })
+    }
+
+    /// Shuts down the read side, the write side, or both. A connection the peer already
+    /// reset (`ENOTCONN`) counts as shut down, as in tokio: there is nothing left to close.
     pub(crate) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        sys::shutdown(self.raw_fd(), how)
+        match sys::shutdown(self.raw_fd(), how) {
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
+            r => r,
+        }
     }
 
     /// Takes the socket's pending error (`SO_ERROR`).

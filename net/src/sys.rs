@@ -23,14 +23,16 @@ use std::io;
 use std::os::fd::RawFd;
 
 mod epoll;
+pub(crate) mod fd;
 mod signal;
 mod socket;
 
-pub(crate) use epoll::{poll_readable, Epoll, EventFd};
+pub(crate) use epoll::{poll_readable, Epoll, EventFd, INTEREST};
 pub(crate) use signal::{eventfd_add_from_handler, install_handler};
 pub(crate) use socket::{
-    accept, bind, connect, getsockopt_int, listen, peer_addr, recv, send, send_vectored,
-    setsockopt_int, shutdown, socketpair, stream_socket, take_error, SockAddr, IOV_MAX,
+    accept, bind, connect, getsockopt_int, linger, listen, peer_addr, peer_cred, recv, recv_from,
+    send, send_vectored, set_linger, setsockopt_int, shutdown, socketpair, stream_socket,
+    take_error, SockAddr, IOV_MAX,
 };
 
 /// A libc call's return value: negative means failure, with the reason in `errno`.

@@ -12,6 +12,8 @@ use std::task::{Context, Poll};
 use crate::io_source::IoSource;
 use crate::readiness::Direction;
 
+mod tokio_api;
+
 /// A UDP socket.
 ///
 /// ```
@@ -167,10 +169,11 @@ impl UdpSocket {
     /// # });
     /// ```
     pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        poll_fn(|cx| self.poll_recv_from(cx, buf)).await
+        poll_fn(|cx| self.poll_recv_from_slice(cx, buf)).await
     }
 
-    /// Polls receiving a datagram; see [`UdpSocket::recv_from`].
+    /// Polls receiving a datagram into a plain slice; see [`UdpSocket::recv_from`]. (tokio's
+    /// `poll_recv_from`, which takes a `ReadBuf`, comes with the `tokio-io` feature.)
     ///
     /// ```
     /// # spinpark::Runtime::new().unwrap().block_on(async {
@@ -179,11 +182,11 @@ impl UdpSocket {
     /// # let peer_addr = peer.local_addr().unwrap();
     /// socket.send_to(b"hi", peer_addr).await.unwrap();
     /// let mut buf = [0; 64];
-    /// let (n, _) = std::future::poll_fn(|cx| peer.poll_recv_from(cx, &mut buf)).await.unwrap();
+    /// let (n, _) = std::future::poll_fn(|cx| peer.poll_recv_from_slice(cx, &mut buf)).await.unwrap();
     /// assert_eq!(n, 2);
     /// # });
     /// ```
-    pub fn poll_recv_from(
+    pub fn poll_recv_from_slice(
         &self,
         cx: &mut Context<'_>,
         buf: &mut [u8],
@@ -261,10 +264,11 @@ impl UdpSocket {
     /// # });
     /// ```
     pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_recv(cx, buf)).await
+        poll_fn(|cx| self.poll_recv_slice(cx, buf)).await
     }
 
-    /// Polls receiving a datagram from the connected peer.
+    /// Polls receiving a datagram from the connected peer into a plain slice. (tokio's
+    /// `poll_recv`, which takes a `ReadBuf`, comes with the `tokio-io` feature.)
     ///
     /// ```
     /// # spinpark::Runtime::new().unwrap().block_on(async {
@@ -275,10 +279,10 @@ impl UdpSocket {
     /// # peer.connect(socket.local_addr().unwrap()).await.unwrap();
     /// socket.send(b"hi").await.unwrap();
     /// let mut buf = [0; 64];
-    /// assert_eq!(std::future::poll_fn(|cx| peer.poll_recv(cx, &mut buf)).await.unwrap(), 2);
+    /// assert_eq!(std::future::poll_fn(|cx| peer.poll_recv_slice(cx, &mut buf)).await.unwrap(), 2);
     /// # });
     /// ```
-    pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+    pub fn poll_recv_slice(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.io
             .poll_io(Direction::Read, cx, |s| s.recv(buf), |_| false)
     }

@@ -15,7 +15,8 @@ pub(crate) struct Epoll {
 }
 
 /// Registered once per fd: readable, writable, peer closed its write side, edge-triggered.
-const INTEREST: u32 = (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32;
+pub(crate) const INTEREST: u32 =
+    (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32;
 
 impl Epoll {
     pub(crate) fn new() -> io::Result<Self> {
@@ -26,12 +27,10 @@ impl Epoll {
         Ok(Self { fd })
     }
 
-    /// Registers `fd` for all events, edge-triggered, with `token` as its event data.
-    pub(crate) fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
-        let mut ev = libc::epoll_event {
-            events: INTEREST,
-            u64: token,
-        };
+    /// Registers `fd` for `events` (the sockets' [`INTEREST`], or an `AsyncFd`'s own), with
+    /// `token` as its event data.
+    pub(crate) fn add(&self, fd: RawFd, token: u64, events: u32) -> io::Result<()> {
+        let mut ev = libc::epoll_event { events, u64: token };
         // SAFETY: `ev` is a valid epoll_event on our stack for the duration of the call.
         check(unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) })
             .map(drop)

@@ -252,6 +252,70 @@ pub(crate) fn getsockopt_int(
     Ok(value)
 }
 
+/// `SO_LINGER`: how long a close waits for unsent data (`Some(0)`: reset at once).
+pub(crate) fn linger(fd: RawFd) -> io::Result<Option<std::time::Duration>> {
+    let mut l = libc::linger {
+        l_onoff: 0,
+        l_linger: 0,
+    };
+    let mut len = mem::size_of::<libc::linger>() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into the linger on our stack.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&mut l as *mut libc::linger).cast(),
+            &mut len,
+        )
+    };
+    check(r)?;
+    Ok((l.l_onoff != 0).then(|| std::time::Duration::from_secs(l.l_linger.max(0) as u64)))
+}
+
+/// Sets `SO_LINGER` (`None` turns it off).
+pub(crate) fn set_linger(fd: RawFd, dur: Option<std::time::Duration>) -> io::Result<()> {
+    let l = libc::linger {
+        l_onoff: dur.is_some() as libc::c_int,
+        l_linger: dur.map_or(0, |d| {
+            d.as_secs().min(libc::c_int::MAX as u64) as libc::c_int
+        }),
+    };
+    // SAFETY: the kernel reads `size_of::<linger>()` bytes from the linger on our stack.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&l as *const libc::linger).cast(),
+            mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    check(r).map(drop)
+}
+
+/// `SO_PEERCRED` of a connected Unix socket.
+pub(crate) fn peer_cred(fd: RawFd) -> io::Result<libc::ucred> {
+    let mut c = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into the ucred on our stack.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut c as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    check(r)?;
+    Ok(c)
+}
+
 /// The socket's pending error (`SO_ERROR`), which reading clears.
 pub(crate) fn take_error(fd: RawFd) -> io::Result<Option<io::Error>> {
     let code = getsockopt_int(fd, libc::SOL_SOCKET, libc::SO_ERROR)?;
@@ -312,6 +376,29 @@ pub(crate) fn recv(fd: RawFd, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> 
     // recv only writes into it (it never reads it), so uninitialised memory is fine.
     let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
     check(n).map(|n| n as usize)
+}
+
+/// `recvfrom` into memory that need not be initialised, with `flags` (`MSG_PEEK`): the
+/// byte count and the sender's address.
+pub(crate) fn recv_from(
+    fd: RawFd,
+    buf: &mut [MaybeUninit<u8>],
+    flags: libc::c_int,
+) -> io::Result<(usize, SockAddr)> {
+    let mut addr = SockAddr::empty();
+    // SAFETY: `buf` is valid for writes of `buf.len()` bytes and the storage for `addr.len`
+    // bytes during the call; the kernel only writes them.
+    let n = unsafe {
+        libc::recvfrom(
+            fd,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            flags,
+            addr.as_mut_ptr(),
+            &mut addr.len,
+        )
+    };
+    Ok((check(n)? as usize, addr))
 }
 
 /// `send` with `MSG_NOSIGNAL`: a closed peer is an `EPIPE` error, never a SIGPIPE.

@@ -21,6 +21,7 @@
 
 mod accept;
 mod listener;
+mod options;
 mod socket;
 mod split;
 mod stream;

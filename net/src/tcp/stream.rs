@@ -328,6 +328,11 @@ impl TcpStream {
     }
 }
 
+crate::stream_api::impl_stream_api!(
+    TcpStream,
+    "let l = spinpark::net::TcpListener::bind(\"127.0.0.1:0\").await.unwrap();\nlet a = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();\nlet (b, _) = l.accept().await.unwrap();"
+);
+
 impl_async_read!(TcpStream, s => s.core);
 impl_async_write!(TcpStream, s => s.core);
 impl_async_read!(&TcpStream, s => s.core);

@@ -23,12 +23,17 @@
 //! accepts in `listener.rs`, both shared with the TCP types.
 
 mod accept;
+mod datagram;
 mod listener;
+pub mod pipe;
 mod split;
 mod stream;
+mod ucred;
 
 pub use accept::Accept;
+pub use datagram::UnixDatagram;
 pub use listener::UnixListener;
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 pub use std::os::unix::net::SocketAddr;
 pub use stream::UnixStream;
+pub use ucred::UCred;

@@ -261,6 +261,25 @@ impl UnixStream {
     }
 }
 
+impl UnixStream {
+    /// The credentials of the peer process (`SO_PEERCRED`).
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let (a, b) = spinpark::net::UnixStream::pair().unwrap();
+    /// assert_eq!(a.peer_cred().unwrap(), b.peer_cred().unwrap());
+    /// # });
+    /// ```
+    pub fn peer_cred(&self) -> io::Result<super::UCred> {
+        super::ucred::peer_cred(self.core.raw_fd())
+    }
+}
+
+crate::stream_api::impl_stream_api!(
+    UnixStream,
+    "let (a, b) = spinpark::net::UnixStream::pair().unwrap();"
+);
+
 impl_async_read!(UnixStream, s => s.core);
 impl_async_write!(UnixStream, s => s.core);
 impl_async_read!(&UnixStream, s => s.core);
