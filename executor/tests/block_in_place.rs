@@ -45,7 +45,7 @@ fn the_task_goes_on_after_block_in_place_and_every_task_still_runs() {
             .map(|i| {
                 let done = done.clone();
                 rt.spawn(async move {
-                    let borrowed = vec![i; 8];
+                    let borrowed = [i; 8];
                     let sum: usize = block_in_place(|| {
                         std::thread::sleep(Duration::from_micros(200));
                         borrowed.iter().sum()

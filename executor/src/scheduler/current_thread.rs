@@ -295,8 +295,16 @@ fn drive<F: Future>(
                 };
                 ran += 1;
             }
-            if ran > 0 || signal.woken.load(Ordering::Relaxed) {
+            if ran > 0 {
                 // Back to the future if it was woken; else more tasks, or idle.
+                continue;
+            }
+            if signal.woken.load(Ordering::Relaxed) {
+                // The future woke itself (a `yield_now` loop waiting for a socket) with no
+                // task to run: give the reactor a non-blocking turn first, or the I/O and
+                // timers it waits for would never be seen (tokio's `yield_now` likewise
+                // waits for a driver turn).
+                Worker::new(shared, &core, main).poll_driver();
                 continue;
             }
             let work = Worker::new(shared, &core, main).idle();

@@ -329,7 +329,7 @@ impl<'a> Worker<'a> {
     /// Polls the reactor without blocking, unless another worker is already doing so. Returns
     /// whether it dispatched anything. Either way this worker is attending: it pushes the
     /// watch's alarm ahead (`idle/watch.rs`), which costs a syscall every half period at most.
-    fn poll_driver(&self) -> bool {
+    pub(crate) fn poll_driver(&self) -> bool {
         self.shared.idle.attend(self.shared.policy.now());
         let polled = self
             .shared
