@@ -228,3 +228,14 @@ fn block_in_place_inside_a_local_set_panics_with_tokios_message() {
         "{text}"
     );
 }
+
+#[test]
+fn runtimes_and_handles_may_be_used_across_catch_unwind() {
+    fn unwind_safe<T: std::panic::UnwindSafe + std::panic::RefUnwindSafe>(_: &T) {}
+    let rt = Builder::new_current_thread().build().unwrap();
+    unwind_safe(&rt);
+    unwind_safe(rt.handle());
+    // The promise behind the markers: a panic out of block_on leaves the runtime usable.
+    assert!(std::panic::catch_unwind(|| rt.block_on(async { panic!("out") })).is_err());
+    assert_eq!(rt.block_on(rt.spawn(async { 2 })).unwrap(), 2);
+}

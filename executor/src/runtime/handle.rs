@@ -283,3 +283,7 @@ impl fmt::Display for TryCurrentError {
 }
 
 impl std::error::Error for TryCurrentError {}
+
+/// See `Runtime`'s `UnwindSafe`: the same holds through a handle.
+impl std::panic::UnwindSafe for Handle {}
+impl std::panic::RefUnwindSafe for Handle {}

@@ -282,3 +282,9 @@ impl Drop for Runtime {
         self.shutdown(None);
     }
 }
+
+/// A panic caught around a runtime's use leaves it usable: a panic in a task becomes its
+/// `JoinError`, and one out of `block_on` gives the worker seat and the budget back (as in
+/// tokio, which makes the same promise).
+impl std::panic::UnwindSafe for Runtime {}
+impl std::panic::RefUnwindSafe for Runtime {}
