@@ -13,10 +13,15 @@
 //! ```
 //!
 //! How it works: a [`Sleep`] registers itself in its runtime's reactor's timer store
-//! (`timers.rs`) on its first poll and removes itself when dropped, so a cancelled `timeout`
-//! costs nothing later. Every reactor turn (a spinner's poll or the parked worker's wait in
-//! `poll(2)`, whose timeout is the earliest deadline) fires the timers that are due. A timer
-//! fires only once the clock has reached its deadline, never before.
+//! (`timers/`, a timing wheel per worker) on its first poll and removes itself when dropped,
+//! so a cancelled `timeout` costs nothing later. Every reactor turn (a spinner's poll or the
+//! parked worker's wait in `poll(2)`, whose timeout is the earliest deadline) reads the clock
+//! once and fires the timers that are due; polling a `Sleep` reads no clock, it looks at its
+//! timer's state. A timer fires only once the clock has reached its deadline, never before,
+//! and at most about a millisecond after (the wheel's resolution, as tokio's). Pushing a
+//! deadline back ([`Sleep::reset`], an idle timeout reset on every request) stores the new
+//! deadline in the timer and takes no lock: the wheel files it again when its old slot
+//! comes up.
 //!
 //! The clock is std's, read through [`Instant`], tokio's wrapper type. With the `test-util`
 //! feature it is the runtime's own clock, which a test on a current-thread runtime may pause
@@ -31,7 +36,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use crate::reactor::Reactor;
-use crate::timers::TimerKey;
+use crate::timers::{NotFiled, Status, TimerRef};
 
 mod instant;
 mod missed_tick;
@@ -131,7 +136,7 @@ enum State {
     Unregistered,
     /// Not registered yet, but on this reactor rather than the current runtime's.
     Bound(Arc<Reactor>),
-    Registered(Arc<Reactor>, TimerKey),
+    Registered(Arc<Reactor>, TimerRef),
     Done,
 }
 
@@ -161,7 +166,11 @@ impl Sleep {
     /// assert!(!s.is_elapsed());
     /// ```
     pub fn is_elapsed(&self) -> bool {
-        matches!(self.state, State::Done) || self.now() >= self.deadline
+        match &self.state {
+            State::Done => true,
+            State::Registered(_, t) if t.status() == Status::Fired => true,
+            _ => self.now() >= self.deadline,
+        }
     }
 
     /// The clock this sleep follows: its reactor's once registered, else the current
@@ -183,14 +192,43 @@ impl Sleep {
     /// # });
     /// ```
     pub fn reset(&mut self, deadline: Instant) {
-        self.unregister();
         self.deadline = deadline;
-        self.state = State::Unregistered;
+        match &mut self.state {
+            State::Registered(r, t) => {
+                // Pushed back: an atomic store. Brought forward: the timer's shard's lock, and
+                // a parked worker waiting for later is woken. Due already, or the runtime shut
+                // down: the timer says so and the next poll acts on it.
+                if let Ok(true) = r.timers.reset(t, deadline.into_std()) {
+                    r.timer_added(deadline.into_std());
+                }
+            }
+            State::Done => self.state = State::Unregistered,
+            State::Unregistered | State::Bound(_) => {}
+        }
     }
 
     fn unregister(&mut self) {
-        if let State::Registered(r, key) = std::mem::replace(&mut self.state, State::Done) {
-            r.timers.remove(key);
+        if let State::Registered(r, t) = std::mem::replace(&mut self.state, State::Done) {
+            r.timers.cancel(&t);
+        }
+    }
+
+    /// Arms the timer with `r` on the first poll: pending, or ready if already due.
+    ///
+    /// # Panics
+    /// If `r`'s runtime has shut down (then the timer could never fire).
+    fn arm(&mut self, r: Arc<Reactor>, waker: &Waker) -> Poll<()> {
+        match r.timers.arm(self.deadline.into_std(), waker) {
+            Ok(t) => {
+                r.timer_added(self.deadline.into_std());
+                self.state = State::Registered(r, t);
+                Poll::Pending
+            }
+            Err(NotFiled::Due) => {
+                self.state = State::Done;
+                Poll::Ready(())
+            }
+            Err(NotFiled::Closed) => panic!("{SHUT_DOWN}"),
         }
     }
 }
@@ -200,49 +238,38 @@ impl Future for Sleep {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = &mut *self;
-        if matches!(this.state, State::Done) {
-            return Poll::Ready(());
-        }
-        if this.now() >= this.deadline {
-            this.unregister();
-            return Poll::Ready(());
-        }
         match &this.state {
-            State::Registered(r, _) if r.is_shut_down() => {
-                // Nothing will ever fire this timer: say so rather than wait forever (tokio
-                // panics likewise). In a task, the panic becomes the task's JoinError.
-                panic!("{SHUT_DOWN}")
-            }
-            State::Registered(r, key) => {
-                if !r.timers.update(*key, cx.waker()) {
-                    // Gone from the store without our clock saying "due": the runtime shut
-                    // down meanwhile (re-arming then panics), or, though timers fire only at
-                    // or after their deadline, it fired; re-arm to be safe.
-                    this.state = arm(r.clone(), this.deadline, cx.waker());
+            State::Done => Poll::Ready(()),
+            State::Registered(_, t) => {
+                // No clock read: the reactor's turn reads it and fires the timer.
+                t.register(cx.waker());
+                match t.status() {
+                    Status::Pending => Poll::Pending,
+                    Status::Fired => {
+                        this.state = State::Done;
+                        Poll::Ready(())
+                    }
+                    // The runtime shut down before the timer fired: nothing ever will. Say so
+                    // rather than wait forever (tokio panics likewise); in a task, the panic
+                    // becomes the task's JoinError. Unless the deadline has passed anyway.
+                    Status::ShutDown if this.now() >= this.deadline => {
+                        this.state = State::Done;
+                        Poll::Ready(())
+                    }
+                    Status::ShutDown => panic!("{SHUT_DOWN}"),
                 }
             }
             State::Unregistered => {
                 // Fails once the runtime has shut down (its message says so).
                 let r = Reactor::current().unwrap_or_else(|e| panic!("spinpark::time: {e}"));
-                this.state = arm(r, this.deadline, cx.waker());
+                this.arm(r, cx.waker())
             }
-            State::Bound(r) => this.state = arm(r.clone(), this.deadline, cx.waker()),
-            State::Done => unreachable!(),
+            State::Bound(r) => {
+                let r = r.clone();
+                this.arm(r, cx.waker())
+            }
         }
-        Poll::Pending
     }
-}
-
-/// Registers a timer for `deadline` with `r`, waking a parked reactor if it is due earlier.
-///
-/// # Panics
-/// If `r`'s runtime has shut down (then the timer could never fire).
-fn arm(r: Arc<Reactor>, deadline: Instant, waker: &Waker) -> State {
-    let Some(key) = r.timers.insert(deadline.into_std(), waker.clone()) else {
-        panic!("{SHUT_DOWN}");
-    };
-    r.timer_added(deadline.into_std());
-    State::Registered(r, key)
 }
 
 /// A `Sleep` that has completed is terminated until [`Sleep::reset`] re-arms it, so
