@@ -18,7 +18,7 @@
 //! printed as the median and the range over the rounds (`rt/timers.rs`):
 //!
 //! * timer_reset: 10 000 idle deadlines (30 s) armed on a worker, each pushed back once per
-//!   "request": ns per reset;
+//!   "request" and polled again (the task waits on it): ns per reset;
 //! * timer_arm_cancel: a 30 s timeout armed (first poll) and dropped per request: ns per op;
 //! * timer_1m: a million pending timers: bytes of RSS per timer, and the time from their
 //!   common deadline until a task has seen every one fire.

@@ -91,7 +91,8 @@ fn allocated() -> usize {
     m.uordblks + m.hblkhd
 }
 
-/// ns per reset: `IDLE` armed 30 s deadlines, each pushed back once per sweep.
+/// ns per reset and re-poll: `IDLE` armed 30 s deadlines, each pushed back once per sweep
+/// and polled again, as the connection's task does.
 async fn reset_once<R: Timers>() -> f64 {
     let t0 = Instant::now();
     let mut idle: Vec<Pin<Box<R::Sleep>>> = (0..IDLE)
@@ -106,6 +107,8 @@ async fn reset_once<R: Timers>() -> f64 {
         let at = Instant::now() + Duration::from_secs(30) + Duration::from_micros(k as u64);
         for s in idle.iter_mut() {
             R::reset(s.as_mut(), at);
+            // The connection's task then waits on it again (a `select!` with its reads).
+            assert!(!poll_once(s.as_mut()));
         }
     }
     start.elapsed().as_nanos() as f64 / (IDLE * SWEEPS) as f64

@@ -1,6 +1,6 @@
-//! Timers: [`sleep`], [`sleep_until`], [`timeout`], [`timeout_at`] and [`interval`], on the
-//! runtime's clock ([`Instant`]); with the `test-util` feature, `pause`, `resume` and `advance`
-//! (tokio's test clock).
+//! Timers: [`sleep`], [`sleep_until`], [`timeout`], [`timeout_at`], [`interval`] and
+//! [`interval_at`], on the runtime's clock ([`Instant`]); with the `test-util` feature,
+//! `pause`, `resume` and `advance` (tokio's test clock).
 //!
 //! ```
 //! use spinpark_net::time::Duration; // std's, re-exported
@@ -39,12 +39,16 @@ use crate::reactor::Reactor;
 use crate::timers::{NotFiled, Status, TimerRef};
 
 mod instant;
+mod interval;
 mod missed_tick;
 #[cfg(feature = "test-util")]
 mod pause;
+#[cfg(all(test, feature = "test-util"))]
+mod tests;
 mod tick;
 
 pub use instant::Instant;
+pub use interval::{interval, interval_at, Interval};
 pub use missed_tick::MissedTickBehavior;
 #[cfg(feature = "test-util")]
 pub use pause::{advance, pause, resume};
@@ -137,6 +141,9 @@ enum State {
     /// Not registered yet, but on this reactor rather than the current runtime's.
     Bound(Arc<Reactor>),
     Registered(Arc<Reactor>, TimerRef),
+    /// Completed: its timer fired. The timer is kept, to be re-armed by a reset without
+    /// allocating (an interval's next tick).
+    Fired(Arc<Reactor>, TimerRef),
     Done,
 }
 
@@ -167,7 +174,7 @@ impl Sleep {
     /// ```
     pub fn is_elapsed(&self) -> bool {
         match &self.state {
-            State::Done => true,
+            State::Done | State::Fired(..) => true,
             State::Registered(_, t) if t.status() == Status::Fired => true,
             _ => self.now() >= self.deadline,
         }
@@ -177,7 +184,7 @@ impl Sleep {
     /// runtime's (std's outside one).
     fn now(&self) -> Instant {
         match &self.state {
-            State::Registered(r, _) => Instant::from_std(r.now()),
+            State::Registered(r, _) | State::Fired(r, _) => Instant::from_std(r.now()),
             _ => Instant::now(),
         }
     }
@@ -202,6 +209,17 @@ impl Sleep {
                     r.timer_added(deadline.into_std());
                 }
             }
+            State::Fired(..) => {
+                let State::Fired(r, mut t) = std::mem::replace(&mut self.state, State::Done) else {
+                    unreachable!()
+                };
+                // The same timer, filed again (or marked fired or shut down, for the next
+                // poll to act on).
+                if let Ok(true) = r.timers.reset(&mut t, deadline.into_std()) {
+                    r.timer_added(deadline.into_std());
+                }
+                self.state = State::Registered(r, t);
+            }
             State::Done => self.state = State::Unregistered,
             State::Unregistered | State::Bound(_) => {}
         }
@@ -211,6 +229,11 @@ impl Sleep {
         if let State::Registered(r, t) = std::mem::replace(&mut self.state, State::Done) {
             r.timers.cancel(&t);
         }
+    }
+
+    /// Whether this sleep has completed (and not been reset since).
+    fn completed(&self) -> bool {
+        matches!(self.state, State::Done | State::Fired(..))
     }
 
     /// Arms the timer with `r` on the first poll: pending, or ready if already due.
@@ -239,14 +262,18 @@ impl Future for Sleep {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = &mut *self;
         match &this.state {
-            State::Done => Poll::Ready(()),
+            State::Done | State::Fired(..) => Poll::Ready(()),
             State::Registered(_, t) => {
                 // No clock read: the reactor's turn reads it and fires the timer.
                 t.register(cx.waker());
                 match t.status() {
                     Status::Pending => Poll::Pending,
                     Status::Fired => {
-                        this.state = State::Done;
+                        if let State::Registered(r, t) =
+                            std::mem::replace(&mut this.state, State::Done)
+                        {
+                            this.state = State::Fired(r, t);
+                        }
                         Poll::Ready(())
                     }
                     // The runtime shut down before the timer fired: nothing ever will. Say so
@@ -276,7 +303,7 @@ impl Future for Sleep {
 /// `futures::select!` can take it without `.fuse()`.
 impl futures_core::FusedFuture for Sleep {
     fn is_terminated(&self) -> bool {
-        matches!(self.state, State::Done)
+        self.completed()
     }
 }
 
@@ -398,137 +425,6 @@ impl<F: Future> Future for Timeout<F> {
 /// `.fuse()`.
 impl<F: Future> futures_core::FusedFuture for Timeout<F> {
     fn is_terminated(&self) -> bool {
-        matches!(self.sleep.state, State::Done)
-    }
-}
-
-/// Ticks every `period`, starting now (the first tick completes at once).
-///
-/// A tick awaited late (the task was busy for longer than a period) completes at once; what
-/// happens to the ticks missed meanwhile is the interval's [`MissedTickBehavior`]. The default
-/// is tokio's, [`MissedTickBehavior::Burst`]: the missed ticks complete at once, one per call,
-/// until the schedule has caught up.
-///
-/// ```
-/// use std::time::Duration;
-/// use spinpark_net::time::{interval, MissedTickBehavior};
-/// # let rt = spinpark_executor::Runtime::new().unwrap();
-/// # rt.block_on(async {
-/// let mut every = interval(Duration::from_millis(1));
-/// every.set_missed_tick_behavior(MissedTickBehavior::Delay);
-/// let first = every.tick().await;
-/// let second = every.tick().await;
-/// assert!(second >= first + Duration::from_millis(1));
-/// # });
-/// ```
-///
-/// # Panics
-/// If `period` is zero.
-pub fn interval(period: Duration) -> Interval {
-    assert!(
-        !period.is_zero(),
-        "spinpark::time::interval: period must be non-zero"
-    );
-    Interval {
-        period,
-        sleep: sleep_until(Instant::now()),
-        missed: MissedTickBehavior::default(),
-    }
-}
-
-/// A stream of ticks; see [`interval`].
-///
-/// ```
-/// # spinpark::Runtime::new().unwrap().block_on(async {
-/// use std::time::Duration;
-/// let mut every = spinpark::time::interval(Duration::from_millis(1));
-/// for _ in 0..3 {
-///     every.tick().await;
-/// }
-/// # });
-/// ```
-#[derive(Debug)]
-pub struct Interval {
-    period: Duration,
-    sleep: Sleep,
-    missed: MissedTickBehavior,
-}
-
-impl Interval {
-    /// Waits for the next tick and returns the instant it was scheduled for. The future is a
-    /// `FusedFuture`, so `futures::select!` takes it as it is.
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// let mut every = spinpark::time::interval(std::time::Duration::from_millis(1));
-    /// let first = every.tick().await; // at once
-    /// let second = every.tick().await;
-    /// assert!(second > first);
-    /// # });
-    /// ```
-    pub fn tick(&mut self) -> Tick<'_> {
-        Tick::new(self)
-    }
-
-    /// Polls for the next tick.
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// let mut every = spinpark::time::interval(std::time::Duration::from_millis(1));
-    /// std::future::poll_fn(|cx| every.poll_tick(cx)).await;
-    /// # });
-    /// ```
-    pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
-        match Pin::new(&mut self.sleep).poll(cx) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(()) => {
-                let scheduled = self.sleep.deadline();
-                let now = self.sleep.now();
-                // Clamped like `sleep`: a huge period means "practically never".
-                let next = self.missed.next_tick(scheduled, now, self.period);
-                self.sleep.reset(next);
-                Poll::Ready(scheduled)
-            }
-        }
-    }
-
-    /// The period.
-    ///
-    /// ```
-    /// let every = spinpark::time::interval(std::time::Duration::from_millis(20));
-    /// assert_eq!(every.period(), std::time::Duration::from_millis(20));
-    /// ```
-    pub fn period(&self) -> Duration {
-        self.period
-    }
-
-    /// What a late tick does to the ticks it missed; see [`MissedTickBehavior`].
-    ///
-    /// ```
-    /// use spinpark::time::MissedTickBehavior;
-    /// let every = spinpark::time::interval(std::time::Duration::from_millis(20));
-    /// assert_eq!(every.missed_tick_behavior(), MissedTickBehavior::Burst);
-    /// ```
-    pub fn missed_tick_behavior(&self) -> MissedTickBehavior {
-        self.missed
-    }
-
-    /// Sets what a late tick does to the ticks it missed (default: burst, as tokio).
-    ///
-    /// ```
-    /// use spinpark::time::MissedTickBehavior;
-    /// let mut every = spinpark::time::interval(std::time::Duration::from_millis(20));
-    /// every.set_missed_tick_behavior(MissedTickBehavior::Skip);
-    /// ```
-    pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
-        self.missed = behavior;
-    }
-}
-
-impl futures_core::Stream for Interval {
-    type Item = Instant;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Instant>> {
-        self.poll_tick(cx).map(Some)
+        self.sleep.completed()
     }
 }
