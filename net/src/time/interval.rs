@@ -8,9 +8,9 @@
 //! let mut every = interval_at(start, Duration::from_millis(2));
 //! assert_eq!(every.tick().await, start);
 //! assert!(Instant::now() >= start);
+//! let before = Instant::now();
 //! every.reset(); // the next tick is a period from now
-//! let now = Instant::now();
-//! assert!(every.tick().await >= now + Duration::from_millis(2));
+//! assert!(every.tick().await >= before + Duration::from_millis(2));
 //! # });
 //! ```
 //!
