@@ -208,6 +208,7 @@ impl Timers {
         Some(self.instant(tick.saturating_mul(NANOS_PER_TICK)))
     }
 
+    #[cfg(feature = "test-util")]
     /// For the paused clock: the instant to jump to, the earliest true deadline if it lies
     /// in the earliest slot's first millisecond, else that slot's start.
     pub(crate) fn next_deadline_exact(&self) -> Option<Instant> {

@@ -63,6 +63,7 @@ impl Node {
         }
     }
 
+    #[cfg(feature = "test-util")]
     /// The true deadline, or a marker.
     pub(crate) fn when(&self) -> u64 {
         self.when.load(Ordering::Acquire)

@@ -84,6 +84,7 @@ impl Shard {
         self.lock().wheel.next_expiration().map(|e| e.deadline)
     }
 
+    #[cfg(feature = "test-util")]
     /// For the paused clock: the earliest of the earliest slot's start (in nanoseconds) and
     /// the true deadlines in it.
     pub(super) fn next_exact(&self) -> Option<u64> {

@@ -224,6 +224,7 @@ impl<T> Wheel<T> {
         }
     }
 
+    #[cfg(any(test, feature = "test-util"))]
     /// Calls `f` on every payload in the slot `exp`.
     pub(super) fn for_each_in(&self, exp: Expiration, mut f: impl FnMut(&T)) {
         let mut key = self.levels[exp.level].heads[exp.slot];
