@@ -12,6 +12,18 @@
 //! * ping_pong: 1 000 pairs of tasks bounce a message over one-shot channels;
 //! * yield_many: 200 tasks yield 1 000 times each;
 //! * chained_spawn: each task spawns the next, 1 000 deep.
+//!
+//! Then the timer rows, measured by hand rather than by criterion (one of them holds a
+//! million timers), spinpark and tokio alternating round by round in the same run, each
+//! printed as the median and the range over the rounds (`rt/timers.rs`):
+//!
+//! * timer_reset: 10 000 idle deadlines (30 s) armed on a worker, each pushed back once per
+//!   "request" and polled again (the task waits on it): ns per reset;
+//! * timer_arm_cancel: a 30 s timeout armed (first poll) and dropped per request: ns per op;
+//! * timer_1m: a million pending timers: bytes of RSS per timer, and the time from their
+//!   common deadline until a task has seen every one fire.
+//!
+//! `cargo bench --bench rt -- timer` runs only the timer rows.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -248,6 +260,9 @@ impl Drop for Busy {
 }
 
 fn benches(c: &mut Criterion) {
+    if timers::only_timers() {
+        return;
+    }
     let sp = spinpark_rt();
     let tk = tokio_rt();
     macro_rules! pair {
@@ -283,5 +298,8 @@ fn benches(c: &mut Criterion) {
     pair!("chained_spawn", chained_spawn);
 }
 
-criterion_group!(rt_benches, benches);
+#[path = "rt/timers.rs"]
+mod timers;
+
+criterion_group!(rt_benches, benches, timers::rows);
 criterion_main!(rt_benches);

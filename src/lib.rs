@@ -117,9 +117,10 @@ pub mod io {
     }
 }
 
-/// Timers: `sleep`, `sleep_until`, `timeout`, `timeout_at`, `interval` (with tokio's
-/// `MissedTickBehavior`), `Instant` (the runtime's clock) and std's `Duration`; with the
-/// `test-util` feature, `pause`, `resume` and `advance` (paused time for tests).
+/// Timers: `sleep`, `sleep_until`, `timeout`, `timeout_at`, `interval`, `interval_at` (with
+/// tokio's `MissedTickBehavior` and resets), `Instant` (the runtime's clock) and std's
+/// `Duration`; with the `test-util` feature, `pause`, `resume` and `advance` (paused time for
+/// tests).
 pub mod time {
     pub use spinpark_net::time::*;
 }

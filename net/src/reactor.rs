@@ -130,11 +130,11 @@ impl Reactor {
         d.as_any().downcast_ref::<NetDriver>().map(|d| d.0.clone())
     }
 
-    fn new(_handle: &Handle) -> io::Result<Self> {
+    fn new(handle: &Handle) -> io::Result<Self> {
         let epoll = Epoll::new()?;
         let eventfd = EventFd::new()?;
         #[cfg(feature = "test-util")]
-        let clock = driver::clock(_handle);
+        let clock = driver::clock(handle);
         #[cfg(feature = "test-util")]
         let base = clock.now();
         #[cfg(not(feature = "test-util"))]
@@ -145,13 +145,23 @@ impl Reactor {
             unparked: AtomicBool::new(false),
             slab: Mutex::new(Slab::default()),
             shared: Mutex::new(Vec::new()),
-            timers: Timers::new(),
+            // A timer shard per worker (and one for other threads).
+            timers: Timers::new(base, handle.metrics().workers().len()),
             park_deadline: AtomicU64::new(0),
             base,
             shut_down: AtomicBool::new(false),
             #[cfg(feature = "test-util")]
             clock,
         })
+    }
+
+    /// The reading timers fire at, and whether the clock is paused (the timers then fire
+    /// at exactly their deadline, which the paused clock jumps to).
+    pub(crate) fn timer_now(&self) -> (Instant, bool) {
+        #[cfg(feature = "test-util")]
+        return (self.clock.now(), self.clock.is_paused());
+        #[cfg(not(feature = "test-util"))]
+        (Instant::now(), false)
     }
 
     /// The time timers follow: the runtime's clock (`test-util`), else std's.
@@ -284,7 +294,8 @@ impl Reactor {
                 source.set_ready(bits);
             }
         }
-        dispatched + self.timers.fire_due(self.now())
+        // One clock read per turn, and none when no timer is pending.
+        dispatched + self.timers.fire_due(|| self.timer_now())
     }
 
     /// Whether the runtime that owns this reactor has shut down.
@@ -342,7 +353,7 @@ impl Reactor {
         self.park_deadline.store(u64::MAX, Ordering::SeqCst);
         let jump_to = self
             .timers
-            .next_deadline()
+            .next_deadline_exact()
             .filter(|_| self.clock.can_auto_advance());
         let (io, unparked) = self.wait(jump_to.map(|_| Duration::ZERO));
         if io {
@@ -353,7 +364,7 @@ impl Reactor {
                 // nothing fires) if something started to inhibit it meanwhile.
                 self.clock.auto_advance(to);
             }
-            self.timers.fire_due(self.now());
+            self.timers.fire_due(|| self.timer_now());
         }
         self.park_deadline.store(0, Ordering::Release);
     }
@@ -410,9 +421,9 @@ impl Driver for NetDriver {
         let deadline = r.timers.next_deadline();
         // Publish how long we intend to wait before computing the timeout, so a timer added
         // concurrently with an earlier deadline either is seen by `next_deadline` below or
-        // sees our deadline and unparks us. What orders this is the timer store's mutex, not
-        // the atomic: `timer_added` runs after the insert released that mutex, and
-        // `next_deadline` below takes it after this store. If the insert took it first, we
+        // sees our deadline and unparks us. What orders this is the timer store's mutexes, not
+        // the atomic: `timer_added` runs after the insert released its shard's mutex, and
+        // `next_deadline` below takes every shard's after this store. If the insert took it first, we
         // see the timer; otherwise our store happens-before the insert, hence before
         // `timer_added`'s load. (SeqCst is stronger than that needs; kept as it was.)
         r.park_deadline.store(
@@ -425,7 +436,7 @@ impl Driver for NetDriver {
         if io {
             r.turn(Some(Duration::ZERO));
         } else {
-            r.timers.fire_due(r.now());
+            r.timers.fire_due(|| r.timer_now());
         }
         r.park_deadline.store(0, Ordering::Release);
     }

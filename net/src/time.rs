@@ -1,6 +1,6 @@
-//! Timers: [`sleep`], [`sleep_until`], [`timeout`], [`timeout_at`] and [`interval`], on the
-//! runtime's clock ([`Instant`]); with the `test-util` feature, `pause`, `resume` and `advance`
-//! (tokio's test clock).
+//! Timers: [`sleep`], [`sleep_until`], [`timeout`], [`timeout_at`], [`interval`] and
+//! [`interval_at`], on the runtime's clock ([`Instant`]); with the `test-util` feature,
+//! `pause`, `resume` and `advance` (tokio's test clock).
 //!
 //! ```
 //! use spinpark_net::time::Duration; // std's, re-exported
@@ -13,10 +13,15 @@
 //! ```
 //!
 //! How it works: a [`Sleep`] registers itself in its runtime's reactor's timer store
-//! (`timers.rs`) on its first poll and removes itself when dropped, so a cancelled `timeout`
-//! costs nothing later. Every reactor turn (a spinner's poll or the parked worker's wait in
-//! `poll(2)`, whose timeout is the earliest deadline) fires the timers that are due. A timer
-//! fires only once the clock has reached its deadline, never before.
+//! (`timers/`, a timing wheel per worker) on its first poll and removes itself when dropped,
+//! so a cancelled `timeout` costs nothing later. Every reactor turn (a spinner's poll or the
+//! parked worker's wait in `poll(2)`, whose timeout is the earliest deadline) reads the clock
+//! once and fires the timers that are due; polling a `Sleep` reads no clock, it looks at its
+//! timer's state. A timer fires only once the clock has reached its deadline, never before,
+//! and at most about a millisecond after (the wheel's resolution, as tokio's). Pushing a
+//! deadline back ([`Sleep::reset`], an idle timeout reset on every request) stores the new
+//! deadline in the timer and takes no lock: the wheel files it again when its old slot
+//! comes up.
 //!
 //! The clock is std's, read through [`Instant`], tokio's wrapper type. With the `test-util`
 //! feature it is the runtime's own clock, which a test on a current-thread runtime may pause
@@ -31,15 +36,19 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use crate::reactor::Reactor;
-use crate::timers::TimerKey;
+use crate::timers::{NotFiled, Status, TimerRef};
 
 mod instant;
+mod interval;
 mod missed_tick;
 #[cfg(feature = "test-util")]
 mod pause;
+#[cfg(all(test, feature = "test-util"))]
+mod tests;
 mod tick;
 
 pub use instant::Instant;
+pub use interval::{interval, interval_at, Interval};
 pub use missed_tick::MissedTickBehavior;
 #[cfg(feature = "test-util")]
 pub use pause::{advance, pause, resume};
@@ -131,7 +140,10 @@ enum State {
     Unregistered,
     /// Not registered yet, but on this reactor rather than the current runtime's.
     Bound(Arc<Reactor>),
-    Registered(Arc<Reactor>, TimerKey),
+    Registered(Arc<Reactor>, TimerRef),
+    /// Completed: its timer fired. The timer is kept, to be re-armed by a reset without
+    /// allocating (an interval's next tick).
+    Fired(Arc<Reactor>, TimerRef),
     Done,
 }
 
@@ -161,14 +173,18 @@ impl Sleep {
     /// assert!(!s.is_elapsed());
     /// ```
     pub fn is_elapsed(&self) -> bool {
-        matches!(self.state, State::Done) || self.now() >= self.deadline
+        match &self.state {
+            State::Done | State::Fired(..) => true,
+            State::Registered(_, t) if t.status() == Status::Fired => true,
+            _ => self.now() >= self.deadline,
+        }
     }
 
     /// The clock this sleep follows: its reactor's once registered, else the current
     /// runtime's (std's outside one).
     fn now(&self) -> Instant {
         match &self.state {
-            State::Registered(r, _) => Instant::from_std(r.now()),
+            State::Registered(r, _) | State::Fired(r, _) => Instant::from_std(r.now()),
             _ => Instant::now(),
         }
     }
@@ -183,14 +199,59 @@ impl Sleep {
     /// # });
     /// ```
     pub fn reset(&mut self, deadline: Instant) {
-        self.unregister();
         self.deadline = deadline;
-        self.state = State::Unregistered;
+        match &mut self.state {
+            State::Registered(r, t) => {
+                // Pushed back: an atomic store. Brought forward: the timer's shard's lock, and
+                // a parked worker waiting for later is woken. Due already, or the runtime shut
+                // down: the timer says so and the next poll acts on it.
+                if let Ok(true) = r.timers.reset(t, deadline.into_std()) {
+                    r.timer_added(deadline.into_std());
+                }
+            }
+            State::Fired(..) => {
+                let State::Fired(r, mut t) = std::mem::replace(&mut self.state, State::Done) else {
+                    unreachable!()
+                };
+                // The same timer, filed again (or marked fired or shut down, for the next
+                // poll to act on).
+                if let Ok(true) = r.timers.reset(&mut t, deadline.into_std()) {
+                    r.timer_added(deadline.into_std());
+                }
+                self.state = State::Registered(r, t);
+            }
+            State::Done => self.state = State::Unregistered,
+            State::Unregistered | State::Bound(_) => {}
+        }
     }
 
     fn unregister(&mut self) {
-        if let State::Registered(r, key) = std::mem::replace(&mut self.state, State::Done) {
-            r.timers.remove(key);
+        if let State::Registered(r, t) = std::mem::replace(&mut self.state, State::Done) {
+            r.timers.cancel(&t);
+        }
+    }
+
+    /// Whether this sleep has completed (and not been reset since).
+    fn completed(&self) -> bool {
+        matches!(self.state, State::Done | State::Fired(..))
+    }
+
+    /// Arms the timer with `r` on the first poll: pending, or ready if already due.
+    ///
+    /// # Panics
+    /// If `r`'s runtime has shut down (then the timer could never fire).
+    fn arm(&mut self, r: Arc<Reactor>, waker: &Waker) -> Poll<()> {
+        match r.timers.arm(self.deadline.into_std(), waker) {
+            Ok(t) => {
+                r.timer_added(self.deadline.into_std());
+                self.state = State::Registered(r, t);
+                Poll::Pending
+            }
+            Err(NotFiled::Due) => {
+                self.state = State::Done;
+                Poll::Ready(())
+            }
+            Err(NotFiled::Closed) => panic!("{SHUT_DOWN}"),
         }
     }
 }
@@ -200,56 +261,49 @@ impl Future for Sleep {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = &mut *self;
-        if matches!(this.state, State::Done) {
-            return Poll::Ready(());
-        }
-        if this.now() >= this.deadline {
-            this.unregister();
-            return Poll::Ready(());
-        }
         match &this.state {
-            State::Registered(r, _) if r.is_shut_down() => {
-                // Nothing will ever fire this timer: say so rather than wait forever (tokio
-                // panics likewise). In a task, the panic becomes the task's JoinError.
-                panic!("{SHUT_DOWN}")
-            }
-            State::Registered(r, key) => {
-                if !r.timers.update(*key, cx.waker()) {
-                    // Gone from the store without our clock saying "due": the runtime shut
-                    // down meanwhile (re-arming then panics), or, though timers fire only at
-                    // or after their deadline, it fired; re-arm to be safe.
-                    this.state = arm(r.clone(), this.deadline, cx.waker());
+            State::Done | State::Fired(..) => Poll::Ready(()),
+            State::Registered(_, t) => {
+                // No clock read: the reactor's turn reads it and fires the timer.
+                t.register(cx.waker());
+                match t.status() {
+                    Status::Pending => Poll::Pending,
+                    Status::Fired => {
+                        if let State::Registered(r, t) =
+                            std::mem::replace(&mut this.state, State::Done)
+                        {
+                            this.state = State::Fired(r, t);
+                        }
+                        Poll::Ready(())
+                    }
+                    // The runtime shut down before the timer fired: nothing ever will. Say so
+                    // rather than wait forever (tokio panics likewise); in a task, the panic
+                    // becomes the task's JoinError. Unless the deadline has passed anyway.
+                    Status::ShutDown if this.now() >= this.deadline => {
+                        this.state = State::Done;
+                        Poll::Ready(())
+                    }
+                    Status::ShutDown => panic!("{SHUT_DOWN}"),
                 }
             }
             State::Unregistered => {
                 // Fails once the runtime has shut down (its message says so).
                 let r = Reactor::current().unwrap_or_else(|e| panic!("spinpark::time: {e}"));
-                this.state = arm(r, this.deadline, cx.waker());
+                this.arm(r, cx.waker())
             }
-            State::Bound(r) => this.state = arm(r.clone(), this.deadline, cx.waker()),
-            State::Done => unreachable!(),
+            State::Bound(r) => {
+                let r = r.clone();
+                this.arm(r, cx.waker())
+            }
         }
-        Poll::Pending
     }
-}
-
-/// Registers a timer for `deadline` with `r`, waking a parked reactor if it is due earlier.
-///
-/// # Panics
-/// If `r`'s runtime has shut down (then the timer could never fire).
-fn arm(r: Arc<Reactor>, deadline: Instant, waker: &Waker) -> State {
-    let Some(key) = r.timers.insert(deadline.into_std(), waker.clone()) else {
-        panic!("{SHUT_DOWN}");
-    };
-    r.timer_added(deadline.into_std());
-    State::Registered(r, key)
 }
 
 /// A `Sleep` that has completed is terminated until [`Sleep::reset`] re-arms it, so
 /// `futures::select!` can take it without `.fuse()`.
 impl futures_core::FusedFuture for Sleep {
     fn is_terminated(&self) -> bool {
-        matches!(self.state, State::Done)
+        self.completed()
     }
 }
 
@@ -371,137 +425,6 @@ impl<F: Future> Future for Timeout<F> {
 /// `.fuse()`.
 impl<F: Future> futures_core::FusedFuture for Timeout<F> {
     fn is_terminated(&self) -> bool {
-        matches!(self.sleep.state, State::Done)
-    }
-}
-
-/// Ticks every `period`, starting now (the first tick completes at once).
-///
-/// A tick awaited late (the task was busy for longer than a period) completes at once; what
-/// happens to the ticks missed meanwhile is the interval's [`MissedTickBehavior`]. The default
-/// is tokio's, [`MissedTickBehavior::Burst`]: the missed ticks complete at once, one per call,
-/// until the schedule has caught up.
-///
-/// ```
-/// use std::time::Duration;
-/// use spinpark_net::time::{interval, MissedTickBehavior};
-/// # let rt = spinpark_executor::Runtime::new().unwrap();
-/// # rt.block_on(async {
-/// let mut every = interval(Duration::from_millis(1));
-/// every.set_missed_tick_behavior(MissedTickBehavior::Delay);
-/// let first = every.tick().await;
-/// let second = every.tick().await;
-/// assert!(second >= first + Duration::from_millis(1));
-/// # });
-/// ```
-///
-/// # Panics
-/// If `period` is zero.
-pub fn interval(period: Duration) -> Interval {
-    assert!(
-        !period.is_zero(),
-        "spinpark::time::interval: period must be non-zero"
-    );
-    Interval {
-        period,
-        sleep: sleep_until(Instant::now()),
-        missed: MissedTickBehavior::default(),
-    }
-}
-
-/// A stream of ticks; see [`interval`].
-///
-/// ```
-/// # spinpark::Runtime::new().unwrap().block_on(async {
-/// use std::time::Duration;
-/// let mut every = spinpark::time::interval(Duration::from_millis(1));
-/// for _ in 0..3 {
-///     every.tick().await;
-/// }
-/// # });
-/// ```
-#[derive(Debug)]
-pub struct Interval {
-    period: Duration,
-    sleep: Sleep,
-    missed: MissedTickBehavior,
-}
-
-impl Interval {
-    /// Waits for the next tick and returns the instant it was scheduled for. The future is a
-    /// `FusedFuture`, so `futures::select!` takes it as it is.
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// let mut every = spinpark::time::interval(std::time::Duration::from_millis(1));
-    /// let first = every.tick().await; // at once
-    /// let second = every.tick().await;
-    /// assert!(second > first);
-    /// # });
-    /// ```
-    pub fn tick(&mut self) -> Tick<'_> {
-        Tick::new(self)
-    }
-
-    /// Polls for the next tick.
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// let mut every = spinpark::time::interval(std::time::Duration::from_millis(1));
-    /// std::future::poll_fn(|cx| every.poll_tick(cx)).await;
-    /// # });
-    /// ```
-    pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
-        match Pin::new(&mut self.sleep).poll(cx) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(()) => {
-                let scheduled = self.sleep.deadline();
-                let now = self.sleep.now();
-                // Clamped like `sleep`: a huge period means "practically never".
-                let next = self.missed.next_tick(scheduled, now, self.period);
-                self.sleep.reset(next);
-                Poll::Ready(scheduled)
-            }
-        }
-    }
-
-    /// The period.
-    ///
-    /// ```
-    /// let every = spinpark::time::interval(std::time::Duration::from_millis(20));
-    /// assert_eq!(every.period(), std::time::Duration::from_millis(20));
-    /// ```
-    pub fn period(&self) -> Duration {
-        self.period
-    }
-
-    /// What a late tick does to the ticks it missed; see [`MissedTickBehavior`].
-    ///
-    /// ```
-    /// use spinpark::time::MissedTickBehavior;
-    /// let every = spinpark::time::interval(std::time::Duration::from_millis(20));
-    /// assert_eq!(every.missed_tick_behavior(), MissedTickBehavior::Burst);
-    /// ```
-    pub fn missed_tick_behavior(&self) -> MissedTickBehavior {
-        self.missed
-    }
-
-    /// Sets what a late tick does to the ticks it missed (default: burst, as tokio).
-    ///
-    /// ```
-    /// use spinpark::time::MissedTickBehavior;
-    /// let mut every = spinpark::time::interval(std::time::Duration::from_millis(20));
-    /// every.set_missed_tick_behavior(MissedTickBehavior::Skip);
-    /// ```
-    pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
-        self.missed = behavior;
-    }
-}
-
-impl futures_core::Stream for Interval {
-    type Item = Instant;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Instant>> {
-        self.poll_tick(cx).map(Some)
+        self.sleep.completed()
     }
 }

@@ -118,7 +118,7 @@ pub async fn advance(duration: Duration) {
         panic!("{msg}");
     }
     if let Some(reactor) = Reactor::installed(&handle) {
-        reactor.timers.fire_due(reactor.now());
+        reactor.timers.fire_due(|| reactor.timer_now());
     }
     spinpark_executor::yield_now().await;
 }
