@@ -37,8 +37,9 @@
 //!   without blocking, so a request that arrives while a worker spins is picked up by that
 //!   worker with no thread woken; the last worker to park blocks until the next timer, in
 //!   `poll(2)` on the epoll fd and an eventfd that only it reads (`reactor.rs`).
-//! * Timers live in an ordered map and fire on every reactor turn (`timers.rs`); the public
-//!   futures built on them are in [`time`] (`time.rs`).
+//! * Timers live in hierarchical timing wheels, one per worker (`timers/`), which a reactor
+//!   turn fires after reading the clock once; the public futures built on them are in
+//!   [`time`] (`time.rs`, `time/`).
 //! * The socket types are thin wrappers: what a stream does is written once in `stream.rs`,
 //!   how a listener accepts in `listener.rs`, and every libc call goes through one checked
 //!   helper in `sys.rs`, whose errors name the call.
