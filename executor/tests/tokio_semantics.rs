@@ -109,6 +109,7 @@ fn zero_blocking_threads_is_refused_by_build() {
 }
 
 #[test]
+#[allow(clippy::async_yields_async)] // the task's handle is carried out of block_on on purpose
 fn handle_block_on_waits_beside_a_current_thread_runtime_without_driving_it() {
     common::within(WATCHDOG, "Handle::block_on", || {
         let rt = Builder::new_current_thread().build().unwrap();
