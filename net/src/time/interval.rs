@@ -48,6 +48,7 @@ use super::{
 ///
 /// # Panics
 /// If `period` is zero.
+#[track_caller]
 pub fn interval(period: Duration) -> Interval {
     assert!(
         !period.is_zero(),
@@ -71,6 +72,7 @@ pub fn interval(period: Duration) -> Interval {
 ///
 /// # Panics
 /// If `period` is zero.
+#[track_caller]
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
     assert!(
         !period.is_zero(),
@@ -80,6 +82,7 @@ pub fn interval_at(start: Instant, period: Duration) -> Interval {
         period,
         sleep: sleep_until(start),
         missed: MissedTickBehavior::default(),
+        due_now: start <= Instant::now(),
     }
 }
 
@@ -99,6 +102,9 @@ pub struct Interval {
     period: Duration,
     sleep: Sleep,
     missed: MissedTickBehavior,
+    /// The next tick's time had come when it was set (a start in the past, a reset to now):
+    /// the next poll ticks at once, as tokio's does, instead of at the reactor's next turn.
+    due_now: bool,
 }
 
 impl Interval {
@@ -126,7 +132,12 @@ impl Interval {
     /// # });
     /// ```
     pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
-        match Pin::new(&mut self.sleep).poll(cx) {
+        let due = std::mem::take(&mut self.due_now);
+        match if due {
+            Poll::Ready(())
+        } else {
+            Pin::new(&mut self.sleep).poll(cx)
+        } {
             Poll::Pending => Poll::Pending,
             Poll::Ready(()) => {
                 let scheduled = self.sleep.deadline();
@@ -206,6 +217,7 @@ impl Interval {
     /// ```
     pub fn reset_at(&mut self, deadline: Instant) {
         self.sleep.reset(deadline);
+        self.due_now = deadline <= Instant::now();
     }
 
     /// The period.

@@ -198,6 +198,32 @@ fn interval_at_and_resets_follow_tokio() {
     });
 }
 
+/// A tick whose time has come when it is set (the first tick of `interval`, a reset to now)
+/// is ready on the very next poll, without waiting for a reactor turn, as tokio's is.
+#[test]
+fn a_tick_due_when_set_is_ready_on_the_next_poll() {
+    paused().block_on(async {
+        let poll_once = |every: &mut Interval| {
+            let waker = std::task::Waker::noop();
+            every.poll_tick(&mut std::task::Context::from_waker(waker))
+        };
+        let start = Instant::now();
+        let mut every = interval(Duration::from_millis(300));
+        assert_eq!(poll_once(&mut every), std::task::Poll::Ready(start));
+        assert!(poll_once(&mut every).is_pending());
+        crate::time::advance(Duration::from_millis(100)).await;
+        every.reset_immediately();
+        let now = Instant::now();
+        assert_eq!(poll_once(&mut every), std::task::Poll::Ready(now));
+        assert!(poll_once(&mut every).is_pending());
+        every.reset_at(now - Duration::from_millis(5)); // in the past
+        assert_eq!(
+            poll_once(&mut every),
+            std::task::Poll::Ready(now - Duration::from_millis(5))
+        );
+    });
+}
+
 #[test]
 #[should_panic(expected = "period must be non-zero")]
 fn interval_at_rejects_a_zero_period() {
