@@ -82,7 +82,8 @@ pub use spinpark_macros::{main, test};
 pub mod net {
     pub use spinpark_net::{lookup_host, ToSocketAddrs};
     pub use spinpark_net::{
-        TcpListener, TcpSocket, TcpStream, UdpSocket, UnixDatagram, UnixListener, UnixStream,
+        TcpListener, TcpSocket, TcpStream, UdpSocket, UnixDatagram, UnixListener, UnixSocket,
+        UnixStream,
     };
 
     /// TCP stream halves, futures and listener settings (as `tokio::net::tcp`).

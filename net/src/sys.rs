@@ -32,7 +32,7 @@ pub(crate) use signal::{eventfd_add_from_handler, install_handler};
 pub(crate) use socket::{
     accept, bind, connect, getsockopt_int, linger, listen, peer_addr, peer_cred, recv, recv_from,
     send, send_vectored, set_linger, setsockopt_int, shutdown, socketpair, stream_socket,
-    take_error, SockAddr, IOV_MAX,
+    take_error, unix_datagram_socket, SockAddr, IOV_MAX,
 };
 
 /// A libc call's return value: negative means failure, with the reason in `errno`.

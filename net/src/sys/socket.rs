@@ -123,6 +123,28 @@ impl SockAddr {
         (&mut self.storage as *mut libc::sockaddr_storage).cast()
     }
 
+    /// The address of a std Unix socket address: its path, or its abstract name (as a path
+    /// that starts with a NUL byte, which [`SockAddr::unix`] reads as one).
+    ///
+    /// # Errors
+    /// `InvalidInput` for an unnamed address, which nothing can bind or connect to.
+    pub(crate) fn from_std_unix(addr: &std::os::unix::net::SocketAddr) -> io::Result<Self> {
+        use std::os::linux::net::SocketAddrExt;
+        if let Some(path) = addr.as_pathname() {
+            return Self::unix(path);
+        }
+        if let Some(name) = addr.as_abstract_name() {
+            let mut bytes = Vec::with_capacity(name.len() + 1);
+            bytes.push(0);
+            bytes.extend_from_slice(name);
+            return Self::unix(Path::new(OsStr::from_bytes(&bytes)));
+        }
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "an unnamed Unix socket address cannot be bound or connected to",
+        ))
+    }
+
     /// The address as the standard library's IP socket address.
     pub(crate) fn to_inet(self) -> io::Result<SocketAddr> {
         match self.storage.ss_family as libc::c_int {
@@ -193,6 +215,15 @@ fn sun_path_offset() -> usize {
 pub(crate) fn stream_socket(domain: libc::c_int) -> io::Result<OwnedFd> {
     // SAFETY: socket(2) takes no pointers.
     let fd = check(unsafe { libc::socket(domain, libc::SOCK_STREAM | FLAGS, 0) })?;
+    // SAFETY: `fd` is a fresh socket owned by nobody else; the OwnedFd now owns (and will
+    // close) it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// A new non-blocking, close-on-exec Unix datagram socket, unbound.
+pub(crate) fn unix_datagram_socket() -> io::Result<OwnedFd> {
+    // SAFETY: socket(2) takes no pointers.
+    let fd = check(unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_DGRAM | FLAGS, 0) })?;
     // SAFETY: `fd` is a fresh socket owned by nobody else; the OwnedFd now owns (and will
     // close) it.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })

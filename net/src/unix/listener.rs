@@ -74,6 +74,32 @@ impl UnixListener {
         })
     }
 
+    /// Binds to `addr` (a path or an abstract name, as std's `SocketAddr` holds them) and
+    /// listens; see [`UnixListener::bind`] (tokio's `bind_addr`).
+    ///
+    /// # Errors
+    /// Those of [`UnixListener::bind`]; `InvalidInput` for an unnamed address.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// use std::os::linux::net::SocketAddrExt;
+    /// let name = format!("spinpark-doc-bind-addr-{}", std::process::id());
+    /// let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    /// let listener = spinpark::net::UnixListener::bind_addr(&addr).unwrap();
+    /// let _client = spinpark::net::UnixStream::connect_addr(&addr).await.unwrap();
+    /// # drop(listener);
+    /// # });
+    /// ```
+    pub fn bind_addr(addr: &std::os::unix::net::SocketAddr) -> io::Result<UnixListener> {
+        let addr = SockAddr::from_std_unix(addr)?;
+        let socket = sys::stream_socket(libc::AF_UNIX)?;
+        sys::bind(socket.as_raw_fd(), &addr)?;
+        sys::listen(socket.as_raw_fd(), crate::tcp::DEFAULT_BACKLOG)?;
+        Ok(UnixListener {
+            core: ListenerCore::new(std::os::unix::net::UnixListener::from(socket))?,
+        })
+    }
+
     /// Wraps a listener from the standard library (it is made non-blocking).
     ///
     /// ```

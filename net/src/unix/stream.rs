@@ -61,7 +61,31 @@ impl UnixStream {
     /// # });
     /// ```
     pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
-        let addr = SockAddr::unix(path.as_ref())?;
+        Self::connect_sockaddr(SockAddr::unix(path.as_ref())?).await
+    }
+
+    /// Connects to the listener at `addr` (a path or an abstract name, as std's `SocketAddr`
+    /// holds them); see [`UnixStream::connect`] (tokio's `connect_addr`).
+    ///
+    /// # Errors
+    /// Those of [`UnixStream::connect`]; `InvalidInput` for an unnamed address.
+    ///
+    /// ```
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let path = std::env::temp_dir().join(format!("spinpark-doc-caddr-{}", std::process::id()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let listener = spinpark::net::UnixListener::bind(&path).unwrap();
+    /// let addr = listener.local_addr().unwrap();
+    /// let stream = spinpark::net::UnixStream::connect_addr(&addr).await.unwrap();
+    /// # drop(stream);
+    /// std::fs::remove_file(&path).unwrap();
+    /// # });
+    /// ```
+    pub async fn connect_addr(addr: &SocketAddr) -> io::Result<UnixStream> {
+        Self::connect_sockaddr(SockAddr::from_std_unix(addr)?).await
+    }
+
+    async fn connect_sockaddr(addr: SockAddr) -> io::Result<UnixStream> {
         let socket = std::os::unix::net::UnixStream::from(sys::stream_socket(libc::AF_UNIX)?);
         // A Unix socket's connect fails at once (EAGAIN) when the listener's queue is full.
         let core = StreamCore::connect(socket, &addr).await?;
