@@ -50,21 +50,22 @@ impl Identity {
     /// returns whether there was one (it may have made work, which the worker then looks
     /// for, timers and I/O included, before it blocks).
     pub(crate) fn parking(&self) -> bool {
-        let Some(f) = &self.on_park else {
-            return false;
-        };
-        if let Err(p) = panics::catch(|| f()) {
-            panics::forget_payload(p);
-        }
-        true
+        run_hook(self.on_park.as_ref())
     }
 
     /// A worker of this runtime has woken from a block.
     pub(crate) fn unparked(&self) {
-        if let Some(f) = &self.on_unpark {
-            if let Err(p) = panics::catch(|| f()) {
-                panics::forget_payload(p);
-            }
-        }
+        run_hook(self.on_unpark.as_ref());
     }
+}
+
+/// Runs `hook` if there is one, containing a panic; returns whether there was one.
+fn run_hook(hook: Option<&ThreadHook>) -> bool {
+    let Some(f) = hook else {
+        return false;
+    };
+    if let Err(p) = panics::catch(|| f()) {
+        panics::forget_payload(p);
+    }
+    true
 }

@@ -64,7 +64,11 @@ impl UnixListener {
     /// # });
     /// ```
     pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixListener> {
-        let addr = SockAddr::unix(path.as_ref())?;
+        Self::bind_sockaddr(SockAddr::unix(path.as_ref())?)
+    }
+
+    /// Binds a new socket to `addr` and listens (`bind`, `bind_addr`).
+    fn bind_sockaddr(addr: SockAddr) -> io::Result<UnixListener> {
         let socket = sys::stream_socket(libc::AF_UNIX)?;
         sys::bind(socket.as_raw_fd(), &addr)?;
         sys::listen(socket.as_raw_fd(), crate::tcp::DEFAULT_BACKLOG)?;
@@ -91,13 +95,7 @@ impl UnixListener {
     /// # });
     /// ```
     pub fn bind_addr(addr: &std::os::unix::net::SocketAddr) -> io::Result<UnixListener> {
-        let addr = SockAddr::from_std_unix(addr)?;
-        let socket = sys::stream_socket(libc::AF_UNIX)?;
-        sys::bind(socket.as_raw_fd(), &addr)?;
-        sys::listen(socket.as_raw_fd(), crate::tcp::DEFAULT_BACKLOG)?;
-        Ok(UnixListener {
-            core: ListenerCore::new(std::os::unix::net::UnixListener::from(socket))?,
-        })
+        Self::bind_sockaddr(SockAddr::from_std_unix(addr)?)
     }
 
     /// Wraps a listener from the standard library (it is made non-blocking).
