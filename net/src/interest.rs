@@ -98,7 +98,13 @@ impl Interest {
     /// The readiness bits that let a task waiting with this interest go on (to succeed, or to
     /// meet the error or the runtime's end).
     pub(crate) fn mask(self) -> usize {
-        let mut m = ERROR | SHUTDOWN;
+        self.directions() | ERROR | SHUTDOWN
+    }
+
+    /// The readiness bits of this interest's directions (read, write, priority), each with
+    /// the closed bit that ends a wait in that direction.
+    fn directions(self) -> usize {
+        let mut m = 0;
         if self.is_readable() {
             m |= READABLE | READ_CLOSED;
         }
@@ -113,20 +119,8 @@ impl Interest {
 
     /// The bits a guard reports for this interest (tokio's `Ready::from_interest`).
     pub(crate) fn reported(self) -> usize {
-        let mut m = 0;
-        if self.is_readable() {
-            m |= READABLE | READ_CLOSED;
-        }
-        if self.is_writable() {
-            m |= WRITABLE | WRITE_CLOSED;
-        }
-        if self.is_priority() {
-            m |= PRIORITY | READ_CLOSED;
-        }
-        if self.is_error() {
-            m |= ERROR;
-        }
-        m
+        let error = if self.is_error() { ERROR } else { 0 };
+        self.directions() | error
     }
 
     /// The epoll events to register for this interest (edge-triggered; errors always come).

@@ -117,12 +117,10 @@ impl GlobalCounters {
         &self,
         workers: &[WorkerCounters],
         policy: &SpinPolicy,
-        global_queue_depth: usize,
     ) -> RuntimeMetrics {
         let now = policy.now();
         RuntimeMetrics {
             live: LiveRef(None),
-            global_queue_depth,
             tasks_spawned: self.spawned.load(Relaxed),
             remote_schedules: self.remote_schedules.load(Relaxed),
             remote_wakes: self.remote_wakes.load(Relaxed),
@@ -161,7 +159,6 @@ pub(crate) fn add(c: &AtomicU64, n: u64) {
 pub struct RuntimeMetrics {
     /// The runtime, for the figures tokio reads live.
     live: LiveRef,
-    global_queue_depth: usize,
     tasks_spawned: u64,
     remote_schedules: u64,
     remote_wakes: u64,
@@ -198,7 +195,7 @@ impl RuntimeMetrics {
     pub fn global_queue_depth(&self) -> usize {
         match &self.live.0 {
             Some(live) => live.global_queue_depth(),
-            None => self.global_queue_depth,
+            None => 0, // metrics not taken from a runtime (`Default`)
         }
     }
 
@@ -425,14 +422,9 @@ impl Counters {
         &self.global
     }
 
-    /// A snapshot of every counter, of the spin `policy`, and of the injector's depth.
-    pub(crate) fn snapshot(
-        &self,
-        policy: &SpinPolicy,
-        global_queue_depth: usize,
-    ) -> RuntimeMetrics {
-        self.global
-            .snapshot(&self.workers, policy, global_queue_depth)
+    /// A snapshot of every counter, and of the spin `policy`.
+    pub(crate) fn snapshot(&self, policy: &SpinPolicy) -> RuntimeMetrics {
+        self.global.snapshot(&self.workers, policy)
     }
 }
 

@@ -78,9 +78,7 @@ impl Shared {
 
     /// A snapshot of the runtime's counters.
     pub(crate) fn metrics(self: &Arc<Self>) -> RuntimeMetrics {
-        self.counters
-            .snapshot(&self.policy, self.queues.injector_len())
-            .with_live(self.clone())
+        self.counters.snapshot(&self.policy).with_live(self.clone())
     }
 
     /// Makes a parked driver return, if there is a driver.
