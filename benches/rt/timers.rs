@@ -3,7 +3,8 @@
 //! tokio alternating round by round, each row printed as the median and the range.
 //!
 //! ```text
-//! cargo bench --bench rt -- timer
+//! cargo bench --bench rt -- timer              # every row
+//! cargo bench --bench rt -- timer_arm          # one row (by the start of its name)
 //! timer_reset       spinpark   median    9.1 ns/reset  (8.8 .. 9.5)   tokio ...
 //! ```
 //!
@@ -24,9 +25,9 @@ use super::{spinpark_rt, tokio_rt, Rt};
 
 const IDLE: usize = 10_000;
 const SWEEPS: usize = 20;
-const ARM_CANCEL: usize = 100_000;
+const ARM_CANCEL: usize = 500_000;
 const MILLION: usize = 1_000_000;
-const ROUNDS: usize = 7;
+const ROUNDS: usize = 11;
 const ROUNDS_1M: usize = 3;
 
 /// Whether a filter was given on the command line that only the timer rows match.
@@ -42,6 +43,12 @@ fn wanted() -> bool {
     filter().is_none_or(|f| f.starts_with("timer") || "timer".contains(&f))
 }
 
+/// Whether the row `name` runs: every row for no filter or `timer`, else those the filter
+/// starts (`timer_arm` runs `timer_arm_cancel` only).
+fn wanted_row(name: &str) -> bool {
+    filter().is_none_or(|f| "timer".contains(&f) || name.starts_with(&f))
+}
+
 /// A runtime's timers, as the rows use them.
 trait Timers: Rt {
     type Sleep: Future<Output = ()> + Send + 'static;
@@ -55,7 +62,7 @@ impl Timers for super::Spinpark {
         spinpark::time::sleep_until(at.into())
     }
     fn reset(s: Pin<&mut Self::Sleep>, at: Instant) {
-        s.get_mut().reset(at.into());
+        s.reset(at.into());
     }
 }
 
@@ -169,18 +176,25 @@ pub(super) fn rows(_c: &mut Criterion) {
     }
     let sp = spinpark_rt();
     let tk = tokio_rt();
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for _ in 0..ROUNDS {
-        a.push(on_worker(&sp, reset_once::<super::Spinpark>()));
-        b.push(on_worker(&tk, reset_once::<super::Tokio>()));
+    if wanted_row("timer_reset") {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            a.push(on_worker(&sp, reset_once::<super::Spinpark>()));
+            b.push(on_worker(&tk, reset_once::<super::Tokio>()));
+        }
+        print("timer_reset", "ns/reset", &mut a, &mut b);
     }
-    print("timer_reset", "ns/reset", &mut a, &mut b);
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for _ in 0..ROUNDS {
-        a.push(on_worker(&sp, arm_cancel_once::<super::Spinpark>()));
-        b.push(on_worker(&tk, arm_cancel_once::<super::Tokio>()));
+    if wanted_row("timer_arm_cancel") {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            a.push(on_worker(&sp, arm_cancel_once::<super::Spinpark>()));
+            b.push(on_worker(&tk, arm_cancel_once::<super::Tokio>()));
+        }
+        print("timer_arm_cancel", "ns/op", &mut a, &mut b);
     }
-    print("timer_arm_cancel", "ns/op", &mut a, &mut b);
+    if !wanted_row("timer_1m") {
+        return;
+    }
     let (mut ma, mut mb, mut fa, mut fb) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..ROUNDS_1M {
         let (m, f) = on_worker(&sp, million_once::<super::Spinpark>());

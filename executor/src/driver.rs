@@ -46,6 +46,23 @@ pub fn get_or_install(
     handle.shared().driver_or_install(make)
 }
 
+/// Runs `f` with the I/O driver of the runtime the calling thread is in, if it is in one
+/// and one is installed, cloning nothing: a reactor's fast path to itself, where
+/// [`get_or_install`] needs a [`Handle`].
+///
+/// ```
+/// use spinpark_executor::driver;
+/// assert!(driver::with_current(|d| d.is_none())); // in no runtime
+/// let rt = spinpark_executor::Runtime::new().unwrap();
+/// rt.block_on(async {
+///     // This runtime has no driver installed (spinpark-net installs one on first use).
+///     assert!(driver::with_current(|d| d.is_none()));
+/// });
+/// ```
+pub fn with_current<R>(f: impl FnOnce(Option<&dyn Driver>) -> R) -> R {
+    crate::scheduler::current::with_current(|shared| f(shared.and_then(|s| s.driver.get())))
+}
+
 /// `handle`'s runtime's I/O driver, if one is installed.
 pub fn get(handle: &Handle) -> Option<&dyn Driver> {
     handle.shared().driver.get()

@@ -50,7 +50,7 @@ pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 pub(crate) struct ListenerCore<S: AsRawFd> {
     io: IoSource<S>,
     /// Set while accepting pauses after running out of descriptors or memory.
-    backoff: Mutex<Option<Sleep>>,
+    backoff: Mutex<Option<Pin<Box<Sleep>>>>,
 }
 
 impl<S: AsRawFd> ListenerCore<S> {
@@ -75,7 +75,7 @@ impl<S: AsRawFd> ListenerCore<S> {
         self.io.raw_fd()
     }
 
-    fn backoff(&self) -> MutexGuard<'_, Option<Sleep>> {
+    fn backoff(&self) -> MutexGuard<'_, Option<Pin<Box<Sleep>>>> {
         // Only a timer is kept under this lock; no user code runs while it is held.
         self.backoff.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -93,7 +93,7 @@ impl<S: AsRawFd> ListenerCore<S> {
                     // A shut-down reactor fires no timer: skip the pause, and let the accept
                     // below report the shutdown.
                     if !self.io.reactor().is_shut_down() {
-                        ready!(Pin::new(pause).poll(cx));
+                        ready!(pause.as_mut().poll(cx));
                     }
                     *backoff = None;
                 }
@@ -112,8 +112,10 @@ impl<S: AsRawFd> ListenerCore<S> {
                 }
                 Err(e) if is_per_connection(&e) => continue,
                 Err(e) if is_resource_exhaustion(&e) => {
-                    *self.backoff() =
-                        Some(crate::time::sleep_in(self.io.reactor(), ACCEPT_BACKOFF));
+                    *self.backoff() = Some(Box::pin(crate::time::sleep_in(
+                        self.io.reactor(),
+                        ACCEPT_BACKOFF,
+                    )));
                 }
                 Err(e) => return Poll::Ready(Err(e)),
             }

@@ -92,6 +92,16 @@ struct NetDriver(Arc<Reactor>);
 impl Reactor {
     /// The reactor of the current runtime, created and installed on first use.
     pub(crate) fn current() -> io::Result<Arc<Reactor>> {
+        // The common case, on every timer's first poll: installed and running. One reference
+        // count, no handle.
+        let installed = driver::with_current(|d| {
+            d.and_then(|d| d.as_any().downcast_ref::<NetDriver>())
+                .filter(|d| !d.0.is_shut_down())
+                .map(|d| d.0.clone())
+        });
+        if let Some(r) = installed {
+            return Ok(r);
+        }
         let handle = Handle::try_current().map_err(|_| {
             io::Error::other(
                 "spinpark-net needs a spinpark runtime: use it from a task, from \
@@ -314,8 +324,9 @@ impl Reactor {
 
     /// A timer with `deadline` was added: if a worker is parked in [`Driver::park`] until later,
     /// wake it so it waits for the earlier deadline instead.
-    pub(crate) fn timer_added(&self, deadline: Instant) {
-        let at = self.nanos_since_base(deadline) + 1;
+    /// `when` is in nanoseconds since the base ([`Timers::nanos`]).
+    pub(crate) fn timer_added(&self, when: u64) {
+        let at = when.saturating_add(1);
         // Acquire: pairs with the Release store in `park`, so we see its current deadline.
         if at < self.park_deadline.load(Ordering::Acquire) {
             self.unpark();
@@ -527,7 +538,7 @@ mod tests {
             assert!(tries < 20_000, "the parked thread never reached park");
             std::thread::sleep(Duration::from_millis(1));
         }
-        d.0.timer_added(Instant::now() + Duration::from_millis(1));
+        d.0.timer_added(d.0.timers.nanos(Instant::now() + Duration::from_millis(1)));
         for _ in 0..1000 {
             d.poll();
         }

@@ -31,18 +31,21 @@
 
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomPinned;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use crate::reactor::Reactor;
-use crate::timers::{NotFiled, Status, TimerRef};
+use crate::timers::{Node, NotFiled, Status, TimerRef};
 
 mod instant;
 mod interval;
 mod missed_tick;
 #[cfg(feature = "test-util")]
 mod pause;
+#[cfg(test)]
+mod race_tests;
 #[cfg(all(test, feature = "test-util"))]
 mod tests;
 mod tick;
@@ -87,10 +90,7 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// # });
 /// ```
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    Sleep {
-        deadline,
-        state: State::Unregistered,
-    }
+    Sleep::new(deadline, State::Unregistered)
 }
 
 /// A sleep of `duration` on `reactor`'s timers rather than the current runtime's: a socket's
@@ -103,7 +103,7 @@ pub(crate) fn sleep_in(reactor: &Arc<Reactor>, duration: Duration) -> Sleep {
     } else {
         State::Bound(reactor.clone())
     };
-    Sleep { deadline, state }
+    Sleep::new(deadline, state)
 }
 
 fn far_future() -> Instant {
@@ -120,10 +120,13 @@ const SHUT_DOWN: &str = "spinpark::time: the runtime this timer belongs to has s
 
 /// The future returned by [`sleep`] and [`sleep_until`].
 ///
+/// As tokio's, it is `!Unpin` (its timer lives inside it, so arming one allocates nothing):
+/// pin it to poll it by hand or hand it to `select!` ([`std::pin::pin!`], `Box::pin`).
+///
 /// ```
 /// # spinpark::Runtime::new().unwrap().block_on(async {
 /// use futures_util::{future::FusedFuture, select};
-/// let mut sleep: spinpark::time::Sleep = spinpark::time::sleep(std::time::Duration::from_millis(1));
+/// let mut sleep = std::pin::pin!(spinpark::time::sleep(std::time::Duration::from_millis(1)));
 /// select! {
 ///     _ = sleep => {}
 /// }
@@ -134,6 +137,10 @@ const SHUT_DOWN: &str = "spinpark::time: the runtime this timer belongs to has s
 pub struct Sleep {
     deadline: Instant,
     state: State,
+    /// The timer, filed by address in the reactor's wheel while it is pending: the reason
+    /// for `PhantomPinned`, and for the destructor's taking it out.
+    node: Node,
+    _pinned: PhantomPinned,
 }
 
 enum State {
@@ -141,8 +148,8 @@ enum State {
     /// Not registered yet, but on this reactor rather than the current runtime's.
     Bound(Arc<Reactor>),
     Registered(Arc<Reactor>, TimerRef),
-    /// Completed: its timer fired. The timer is kept, to be re-armed by a reset without
-    /// allocating (an interval's next tick).
+    /// Completed: its timer fired. The timer is kept, to be re-armed by a reset (an
+    /// interval's next tick).
     Fired(Arc<Reactor>, TimerRef),
     Done,
 }
@@ -156,6 +163,15 @@ impl fmt::Debug for Sleep {
 }
 
 impl Sleep {
+    fn new(deadline: Instant, state: State) -> Sleep {
+        Sleep {
+            deadline,
+            state,
+            node: Node::new(),
+            _pinned: PhantomPinned,
+        }
+    }
+
     /// The instant this sleep completes at.
     ///
     /// ```
@@ -175,7 +191,7 @@ impl Sleep {
     pub fn is_elapsed(&self) -> bool {
         match &self.state {
             State::Done | State::Fired(..) => true,
-            State::Registered(_, t) if t.status() == Status::Fired => true,
+            State::Registered(..) if self.node.status() == Status::Fired => true,
             _ => self.now() >= self.deadline,
         }
     }
@@ -189,45 +205,47 @@ impl Sleep {
         }
     }
 
-    /// Moves the deadline (and re-arms a completed sleep).
+    /// Moves the deadline (and re-arms a completed sleep), as tokio's `Sleep::reset`.
     ///
     /// ```
     /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// let mut s = spinpark::time::sleep(std::time::Duration::from_secs(60));
-    /// s.reset(spinpark::time::Instant::now()); // due now instead
+    /// let mut s = std::pin::pin!(spinpark::time::sleep(std::time::Duration::from_secs(60)));
+    /// s.as_mut().reset(spinpark::time::Instant::now()); // due now instead
     /// s.await;
     /// # });
     /// ```
-    pub fn reset(&mut self, deadline: Instant) {
-        self.deadline = deadline;
-        match &mut self.state {
-            State::Registered(r, t) => {
-                // Pushed back: an atomic store. Brought forward: the timer's shard's lock, and
-                // a parked worker waiting for later is woken. Due already, or the runtime shut
-                // down: the timer says so and the next poll acts on it.
-                if let Ok(true) = r.timers.reset(t, deadline.into_std()) {
-                    r.timer_added(deadline.into_std());
+    pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
+        // SAFETY: nothing is moved out of the sleep; the node stays where it is.
+        let this = unsafe { self.get_unchecked_mut() };
+        this.deadline = deadline;
+        match &mut this.state {
+            State::Registered(r, t) | State::Fired(r, t) => {
+                // Pushed back: an atomic store. Brought forward, or fired: the timer's shard's
+                // lock, and a parked worker waiting for later is woken. Due already, or the
+                // runtime shut down: the timer says so and the next poll acts on it.
+                let when = r.timers.nanos(deadline.into_std());
+                // SAFETY: the node is pinned (we were) and our destructor cancels it.
+                if let Ok(true) = unsafe { r.timers.reset(&this.node, t, when) } {
+                    r.timer_added(when);
+                }
+                if let State::Fired(..) = this.state {
+                    let State::Fired(r, t) = std::mem::replace(&mut this.state, State::Done) else {
+                        unreachable!()
+                    };
+                    this.state = State::Registered(r, t);
                 }
             }
-            State::Fired(..) => {
-                let State::Fired(r, mut t) = std::mem::replace(&mut self.state, State::Done) else {
-                    unreachable!()
-                };
-                // The same timer, filed again (or marked fired or shut down, for the next
-                // poll to act on).
-                if let Ok(true) = r.timers.reset(&mut t, deadline.into_std()) {
-                    r.timer_added(deadline.into_std());
-                }
-                self.state = State::Registered(r, t);
-            }
-            State::Done => self.state = State::Unregistered,
+            State::Done => this.state = State::Unregistered,
             State::Unregistered | State::Bound(_) => {}
         }
     }
 
+    /// Takes the timer out of the store, which is then done with the node.
     fn unregister(&mut self) {
-        if let State::Registered(r, t) = std::mem::replace(&mut self.state, State::Done) {
-            r.timers.cancel(&t);
+        if let State::Registered(r, t) | State::Fired(r, t) =
+            std::mem::replace(&mut self.state, State::Done)
+        {
+            r.timers.cancel(&self.node, &t);
         }
     }
 
@@ -240,15 +258,20 @@ impl Sleep {
     ///
     /// # Panics
     /// If `r`'s runtime has shut down (then the timer could never fire).
-    fn arm(&mut self, r: Arc<Reactor>, waker: &Waker) -> Poll<()> {
-        match r.timers.arm(self.deadline.into_std(), waker) {
+    fn arm(self: Pin<&mut Self>, r: Arc<Reactor>, waker: &Waker) -> Poll<()> {
+        // SAFETY: nothing is moved out of the sleep; the node stays where it is.
+        let this = unsafe { self.get_unchecked_mut() };
+        let when = r.timers.nanos(this.deadline.into_std());
+        // SAFETY: the node is pinned, filed nowhere (this state is only ever entered with the
+        // store done with it), and our destructor cancels it.
+        match unsafe { r.timers.arm(&this.node, when, waker) } {
             Ok(t) => {
-                r.timer_added(self.deadline.into_std());
-                self.state = State::Registered(r, t);
+                r.timer_added(when);
+                this.state = State::Registered(r, t);
                 Poll::Pending
             }
             Err(NotFiled::Due) => {
-                self.state = State::Done;
+                this.state = State::Done;
                 Poll::Ready(())
             }
             Err(NotFiled::Closed) => panic!("{SHUT_DOWN}"),
@@ -259,14 +282,15 @@ impl Sleep {
 impl Future for Sleep {
     type Output = ();
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = &mut *self;
-        match &this.state {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        match &self.state {
             State::Done | State::Fired(..) => Poll::Ready(()),
-            State::Registered(_, t) => {
+            State::Registered(..) => {
+                // SAFETY: nothing is moved out of the sleep.
+                let this = unsafe { self.get_unchecked_mut() };
                 // No clock read: the reactor's turn reads it and fires the timer.
-                t.register(cx.waker());
-                match t.status() {
+                this.node.register(cx.waker());
+                match this.node.status() {
                     Status::Pending => Poll::Pending,
                     Status::Fired => {
                         if let State::Registered(r, t) =
@@ -280,7 +304,7 @@ impl Future for Sleep {
                     // rather than wait forever (tokio panics likewise); in a task, the panic
                     // becomes the task's JoinError. Unless the deadline has passed anyway.
                     Status::ShutDown if this.now() >= this.deadline => {
-                        this.state = State::Done;
+                        this.unregister();
                         Poll::Ready(())
                     }
                     Status::ShutDown => panic!("{SHUT_DOWN}"),
@@ -289,18 +313,18 @@ impl Future for Sleep {
             State::Unregistered => {
                 // Fails once the runtime has shut down (its message says so).
                 let r = Reactor::current().unwrap_or_else(|e| panic!("spinpark::time: {e}"));
-                this.arm(r, cx.waker())
+                self.arm(r, cx.waker())
             }
             State::Bound(r) => {
                 let r = r.clone();
-                this.arm(r, cx.waker())
+                self.arm(r, cx.waker())
             }
         }
     }
 }
 
 /// A `Sleep` that has completed is terminated until [`Sleep::reset`] re-arms it, so
-/// `futures::select!` can take it without `.fuse()`.
+/// `futures::select!` can take it (pinned) without `.fuse()`.
 impl futures_core::FusedFuture for Sleep {
     fn is_terminated(&self) -> bool {
         self.completed()
@@ -309,6 +333,8 @@ impl futures_core::FusedFuture for Sleep {
 
 impl Drop for Sleep {
     fn drop(&mut self) {
+        // The store must be done with the node before its memory goes: `cancel` takes the
+        // timer out, or returns once a firing under way has finished with it.
         self.unregister();
     }
 }
@@ -392,6 +418,7 @@ pin_project_lite::pin_project! {
     pub struct Timeout<F> {
         #[pin]
         future: F,
+        #[pin]
         sleep: Sleep,
     }
 }
@@ -408,13 +435,14 @@ impl<F: Future> Future for Timeout<F> {
     type Output = Result<F::Output, Elapsed>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
+        let mut this = self.project();
         if let Poll::Ready(v) = this.future.poll(cx) {
             // Also marks the timeout terminated (see its `FusedFuture`).
-            this.sleep.unregister();
+            // SAFETY: unregistering moves nothing out of the sleep.
+            unsafe { this.sleep.as_mut().get_unchecked_mut() }.unregister();
             return Poll::Ready(Ok(v));
         }
-        match Pin::new(this.sleep).poll(cx) {
+        match this.sleep.poll(cx) {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed(()))),
             Poll::Pending => Poll::Pending,
         }

@@ -1,5 +1,6 @@
-//! `futures::select!` takes spinpark's futures as they are (they are `FusedFuture`s), and
-//! `Interval` follows its `MissedTickBehavior`.
+//! `futures::select!` takes spinpark's futures as they are (they are `FusedFuture`s; a
+//! `Sleep`, `!Unpin` as tokio's, once pinned), and `Interval` follows its
+//! `MissedTickBehavior`.
 
 use spinpark_net::time::{Duration, Instant};
 
@@ -20,7 +21,7 @@ fn select_takes_sleep_accept_tick_join_and_timeout_without_fuse() {
         let addr = listener.local_addr().unwrap();
         let client = spawn(async move { TcpStream::connect(addr).await.map(drop) });
         // The accept wins against a sleep of a minute.
-        let mut long = sleep(Duration::from_secs(60));
+        let mut long = std::pin::pin!(sleep(Duration::from_secs(60)));
         select! {
             r = listener.accept() => { r.unwrap(); }
             _ = long => panic!("the minute-long sleep finished first"),
@@ -29,7 +30,7 @@ fn select_takes_sleep_accept_tick_join_and_timeout_without_fuse() {
 
         // A JoinHandle, and a pending accept against an elapsed sleep.
         let mut client = client;
-        let mut short = sleep(Duration::from_millis(1));
+        let mut short = std::pin::pin!(sleep(Duration::from_millis(1)));
         let mut joined = false;
         let mut slept = false;
         for _ in 0..2 {

@@ -46,11 +46,19 @@ impl Timer {
 #[derive(Debug)]
 struct HyperSleep(Sleep);
 
+impl HyperSleep {
+    fn sleep(self: Pin<&mut Self>) -> Pin<&mut Sleep> {
+        // SAFETY: the sleep is structurally pinned: `HyperSleep` never moves it out, is not
+        // `Unpin` unless `Sleep` is, and has no destructor of its own.
+        unsafe { self.map_unchecked_mut(|s| &mut s.0) }
+    }
+}
+
 impl Future for HyperSleep {
     type Output = ();
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        Pin::new(&mut self.0).poll(cx)
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.sleep().poll(cx)
     }
 }
 
@@ -67,7 +75,7 @@ impl ::hyper::rt::Timer for Timer {
 
     fn reset(&self, sleep: &mut Pin<Box<dyn ::hyper::rt::Sleep>>, new_deadline: Instant) {
         match sleep.as_mut().downcast_mut_pin::<HyperSleep>() {
-            Some(mut s) => s.0.reset(new_deadline.into()),
+            Some(s) => s.sleep().reset(new_deadline.into()),
             None => *sleep = self.sleep_until(new_deadline),
         }
     }

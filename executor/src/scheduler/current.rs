@@ -38,10 +38,16 @@ pub(crate) fn current() -> Option<Arc<Shared>> {
     RUNTIME.try_with(|r| r.borrow().clone()).ok().flatten()
 }
 
-/// Runs `f` with the runtime the current thread is in, if any, without cloning its `Arc`.
-#[cfg(feature = "test-util")]
+/// Runs `f` with the runtime the current thread is in, if any, without cloning its `Arc`
+/// (with none while the thread's locals are being destroyed).
 pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Shared>) -> R) -> R {
-    RUNTIME.with(|r| f(r.borrow().as_deref()))
+    let mut f = Some(f);
+    let ran = RUNTIME.try_with(|r| (f.take().expect("called once"))(r.borrow().as_deref()));
+    match (ran, f) {
+        (Ok(r), _) => r,
+        (Err(_), Some(f)) => f(None),
+        (Err(_), None) => unreachable!("try_with failed after running its closure"),
+    }
 }
 
 /// Whether `block_on` is forbidden here: on a worker, or inside another `block_on`.

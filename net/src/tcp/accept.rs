@@ -14,7 +14,7 @@ use super::{TcpListener, TcpStream};
 /// ```no_run
 /// use futures_util::select;
 /// # async fn f(listener: spinpark_net::TcpListener) -> std::io::Result<()> {
-/// let mut stop = spinpark_net::time::sleep(std::time::Duration::from_secs(1));
+/// let mut stop = std::pin::pin!(spinpark_net::time::sleep(std::time::Duration::from_secs(1)));
 /// select! {
 ///     r = listener.accept() => { let (_stream, _peer) = r?; }
 ///     _ = stop => println!("nobody came"),

@@ -80,7 +80,7 @@ pub fn interval_at(start: Instant, period: Duration) -> Interval {
     );
     Interval {
         period,
-        sleep: sleep_until(start),
+        sleep: Box::pin(sleep_until(start)),
         missed: MissedTickBehavior::default(),
         due_now: start <= Instant::now(),
     }
@@ -100,7 +100,8 @@ pub fn interval_at(start: Instant, period: Duration) -> Interval {
 #[derive(Debug)]
 pub struct Interval {
     period: Duration,
-    sleep: Sleep,
+    /// Boxed, as tokio's: a `Sleep` is pinned, and an `Interval` stays movable.
+    sleep: Pin<Box<Sleep>>,
     missed: MissedTickBehavior,
     /// The next tick's time had come when it was set (a start in the past, a reset to now):
     /// the next poll ticks at once, as tokio's does, instead of at the reactor's next turn.
@@ -136,7 +137,7 @@ impl Interval {
         match if due {
             Poll::Ready(())
         } else {
-            Pin::new(&mut self.sleep).poll(cx)
+            self.sleep.as_mut().poll(cx)
         } {
             Poll::Pending => Poll::Pending,
             Poll::Ready(()) => {
@@ -144,7 +145,7 @@ impl Interval {
                 let now = self.sleep.now();
                 // Clamped like `sleep`: a huge period means "practically never".
                 let next = self.missed.next_tick(scheduled, now, self.period);
-                self.sleep.reset(next);
+                self.sleep.as_mut().reset(next);
                 Poll::Ready(scheduled)
             }
         }
@@ -216,7 +217,7 @@ impl Interval {
     /// # });
     /// ```
     pub fn reset_at(&mut self, deadline: Instant) {
-        self.sleep.reset(deadline);
+        self.sleep.as_mut().reset(deadline);
         self.due_now = deadline <= Instant::now();
     }
 

@@ -23,20 +23,25 @@
 //! ```
 //!
 //! How it works. A timer is a [`Node`] (its true deadline in nanoseconds since the reactor's
-//! base, and its waker) shared by the `Sleep` that owns it and the wheel of the shard it was
-//! armed in, which files it at its deadline's millisecond tick, rounded up: a timer fires
-//! once the clock has reached its deadline, at most about a millisecond after it, never
-//! before (tokio's resolution). The wheel only ever holds a lower bound of the deadline: a
-//! `Sleep` pushed back (an idle timeout reset on every request) moves its node's atomic
-//! deadline and nothing else, and when the old slot comes up the wheel files the node again
-//! at its true deadline (`node.rs` says why that is race-free). Bringing a deadline forward,
-//! or arming and cancelling, takes the lock of the shard the timer lives in: the worker that
-//! armed it, so in the common case that lock is only ever taken by that worker and the
-//! reactor turn that fires its timers, never by every worker. The critical sections are O(1)
-//! (a slab slot and a list link; the node is allocated before the lock is taken).
+//! base, and its waker) that lives inside the pinned `Sleep` that owns it, so arming one
+//! allocates nothing; the wheel of the shard it was armed in files a pointer to it at its
+//! deadline's millisecond tick, rounded up: a timer fires once the clock has reached its
+//! deadline, at most about a millisecond after it, never before (tokio's resolution). The
+//! wheel only ever holds a lower bound of the deadline: a `Sleep` pushed back (an idle
+//! timeout reset on every request) moves its node's atomic deadline and nothing else, and
+//! when the old slot comes up the wheel files the node again at its true deadline (`node.rs`
+//! says why that is race-free). Bringing a deadline forward, or arming and cancelling, takes
+//! the lock of the shard the timer lives in: the worker that armed it, so in the common case
+//! that lock is only ever taken by that worker and the reactor turn that fires its timers,
+//! never by every worker. The critical sections are O(1) (a slab slot and a list link).
+//! Because the node's memory is its owner's, the owner lets it go only once the store is
+//! done with it: a `Sleep` dropped while its timer is pending takes its shard's lock to take
+//! it out, and one whose timer fired reads the mark the store left on it as its last touch
+//! (`node.rs`, `shard.rs`).
 //!
-//! Each shard publishes the tick of its earliest slot in an atomic, so a reactor turn skips,
-//! without a lock, the shards with nothing due (and reads no clock when no timer is pending).
+//! Each shard publishes a lower bound of its earliest slot's tick in an atomic, so a reactor
+//! turn skips, without a lock, the shards with nothing due (and reads no clock when no timer
+//! is pending); arming and cancelling a timer normally leave it unwritten (`shard.rs`).
 //! The parked worker's timeout is the earliest of them, read under each shard's lock.
 //!
 //! With the paused clock (`test-util`) the clock may stop inside a millisecond, and tests
@@ -51,34 +56,20 @@ mod node;
 mod shard;
 mod wheel;
 
-use std::sync::Arc;
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
-pub(crate) use node::Status;
-use node::{Node, MAX_WHEN};
+use node::MAX_WHEN;
+pub(crate) use node::{Node, Status};
 use shard::Shard;
 
 const NANOS_PER_TICK: u64 = 1_000_000;
 
-/// A timer armed in the store: what its owner keeps.
-#[derive(Debug)]
+/// Where an armed timer is filed: what its owner keeps next to its [`Node`].
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct TimerRef {
-    node: Arc<Node>,
     shard: u32,
     key: u32,
-}
-
-impl TimerRef {
-    /// Where the timer stands (an atomic load).
-    pub(crate) fn status(&self) -> Status {
-        self.node.status()
-    }
-
-    /// Registers the waker to wake when the timer fires.
-    pub(crate) fn register(&self, waker: &Waker) {
-        self.node.waker.register(waker);
-    }
 }
 
 /// Why a timer could not be filed.
@@ -109,13 +100,17 @@ impl Timers {
 
     /// The shard of the calling thread: its worker's, else the shared one.
     fn my_shard(&self) -> usize {
+        let workers = self.shards.len() - 1;
         match spinpark_executor::worker_index() {
-            Some(i) => 1 + i % (self.shards.len() - 1),
+            // No division on the common path (a worker's index is below the count).
+            Some(i) if i < workers => 1 + i,
+            Some(i) => 1 + i % workers,
             None => 0,
         }
     }
 
-    fn nanos(&self, t: Instant) -> u64 {
+    /// `t` as the store and the reactor count it: nanoseconds since the base.
+    pub(crate) fn nanos(&self, t: Instant) -> u64 {
         let d = t.saturating_duration_since(self.base);
         (d.as_nanos()).min(MAX_WHEN as u128) as u64
     }
@@ -127,37 +122,55 @@ impl Timers {
             .unwrap_or(self.base + Duration::from_secs(86400 * 365 * 100))
     }
 
-    /// Arms a timer for `deadline` in the calling thread's shard, with `waker`.
-    pub(crate) fn arm(&self, deadline: Instant, waker: &Waker) -> Result<TimerRef, NotFiled> {
-        let when = self.nanos(deadline);
-        // Allocated before the shard's lock is taken.
-        let node = Arc::new(Node::new(when));
-        node.waker.register(waker);
+    /// Arms the timer `node` for `when` ([`Timers::nanos`]) in the calling thread's shard,
+    /// with `waker`.
+    ///
+    /// # Safety
+    /// `node` is filed nowhere (never armed, or [`Timers::cancel`]led, or settled), and it
+    /// stays where it is and alive until [`Timers::cancel`] has returned for it or
+    /// [`Node::settled`] said so. Its owner is pinned and cancels in its destructor.
+    pub(crate) unsafe fn arm(
+        &self,
+        node: &Node,
+        when: u64,
+        waker: &Waker,
+    ) -> Result<TimerRef, NotFiled> {
+        node.register(waker);
         let shard = self.my_shard();
-        let key = self.shards[shard].insert(&node, when)?;
+        // SAFETY: the caller's promise is the shard's.
+        let key = unsafe { self.shards[shard].insert(node, when) }?;
         Ok(TimerRef {
-            node,
             shard: shard as u32,
             key,
         })
     }
 
-    /// Moves the deadline of an armed timer (and re-arms it if it fired): `Ok(true)` if it
-    /// is pending at an earlier slot than before (a parked worker may have to wake),
-    /// `Ok(false)` if it was pushed back, which takes no lock.
-    pub(crate) fn reset(&self, t: &mut TimerRef, deadline: Instant) -> Result<bool, NotFiled> {
-        let when = self.nanos(deadline);
-        if t.node.extend(when) {
+    /// Moves the deadline of the timer `node`, armed as `t`, to `when` ([`Timers::nanos`])
+    /// (and re-arms it if it fired):
+    /// `Ok(true)` if it is pending at an earlier slot than before (a parked worker may have to
+    /// wake), `Ok(false)` if it was pushed back, which takes no lock.
+    ///
+    /// # Safety
+    /// As for [`Timers::arm`], except that `node` was armed as `t` (and may still be filed).
+    pub(crate) unsafe fn reset(
+        &self,
+        node: &Node,
+        t: &mut TimerRef,
+        when: u64,
+    ) -> Result<bool, NotFiled> {
+        if node.extend(when) {
             return Ok(false);
         }
-        t.key = self.shards[t.shard as usize].reset(&t.node, t.key, when)?;
+        // SAFETY: the caller's promise is the shard's.
+        t.key = unsafe { self.shards[t.shard as usize].reset(node, t.key, when) }?;
         Ok(true)
     }
 
-    /// Takes a timer out (its owner was dropped). No lock if it has fired already.
-    pub(crate) fn cancel(&self, t: &TimerRef) {
-        if t.node.status() == Status::Pending {
-            self.shards[t.shard as usize].cancel(&t.node, t.key);
+    /// Takes the timer `node`, armed as `t`, out (its owner is going). No lock if the store is
+    /// done with it already; once this returns, the store never touches `node` again.
+    pub(crate) fn cancel(&self, node: &Node, t: &TimerRef) {
+        if !node.settled() {
+            self.shards[t.shard as usize].cancel(node, t.key);
         }
     }
 
@@ -167,7 +180,8 @@ impl Timers {
         (ns / NANOS_PER_TICK, ns)
     }
 
-    /// Whether any timer is pending (a lock-free hint).
+    /// Whether any timer may be pending (a lock-free hint: false means none is, true may be
+    /// stale after cancels, until a reactor turn reaches the shard's hinted slot).
     pub(crate) fn any_pending(&self) -> bool {
         self.shards.iter().any(|s| s.next_hint() != u64::MAX)
     }
@@ -182,7 +196,7 @@ impl Timers {
         }
         let (now, exact) = now();
         let (tick, ns) = self.ticks(now);
-        let mut fired: Vec<(u64, Arc<Node>)> = Vec::new();
+        let mut fired: Vec<(u64, Waker)> = Vec::new();
         for s in self.shards.iter() {
             // A stale hint only delays a timer to the next turn; the parked worker reads
             // the shards under their locks (`next_deadline`).
@@ -196,8 +210,8 @@ impl Timers {
             // Deadline order across slots and shards (stable: ties keep filing order).
             fired.sort_by_key(|f| f.0);
         }
-        for (_, node) in fired {
-            node.waker.wake();
+        for (_, waker) in fired {
+            waker.wake();
         }
         n
     }
@@ -224,8 +238,8 @@ impl Timers {
         for s in self.shards.iter() {
             s.close(&mut all);
         }
-        for node in all {
-            node.waker.wake();
+        for waker in all {
+            waker.wake();
         }
     }
 }

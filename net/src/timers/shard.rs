@@ -3,26 +3,64 @@
 //!
 //! ```ignore
 //! let shard = Shard::new();
-//! let node = Arc::new(Node::new(3_000_000));      // due 3 ms after the base
-//! let key = shard.insert(&node, 3_000_000)?;      // filed at tick 3
+//! let node = Box::pin(Node::new());                       // inside its owner, pinned
+//! let key = unsafe { shard.insert(&node, 3_000_000) }?;   // due 3 ms after the base: tick 3
 //! assert_eq!(shard.next_hint(), 3);
 //! let mut fired = Vec::new();
-//! shard.fire_due(3, None, &mut fired);            // the reactor's turn at 3 ms
+//! shard.fire_due(3, None, &mut fired);                    // the reactor's turn at 3 ms
 //! assert_eq!(fired.len(), 1);
 //! ```
 //!
-//! How it works: every operation that changes the wheel recomputes its earliest slot (a few
-//! bit operations per level) and stores it in `next` if it changed, so the hint is written
-//! only when the earliest deadline moves, not on every arm or cancel. The lock is held for
+//! How it works: `next` is a lower bound of the wheel's earliest slot. Filing a timer
+//! recomputes the earliest slot (a few bit operations per level) and lowers `next` if it is
+//! earlier; taking one out leaves it; firing publishes it exactly. So the hint is written
+//! only when the earliest deadline moves earlier or a reactor turn reaches it, not on every
+//! arm or cancel. The lock is held for
 //! O(1) work except while firing, which takes out what is due (and re-files what was pushed
-//! back), waking nothing: the caller wakes after every lock is released.
+//! back) and hands over the wakers, waking nothing: the caller wakes after every lock is
+//! released.
+//!
+//! The wheel files pointers to nodes that live in their owners (`node.rs`). The one rule
+//! that keeps them valid: a node is filed only while its owner is alive and pinned, and an
+//! owner lets its node go only after taking it out under this lock, or after reading the
+//! final mark the store puts on a node it took out (the store's last touch). So under the
+//! lock every filed pointer points to a live node.
 
+use std::cell::Cell;
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
+use std::task::Waker;
 
-use super::node::{Node, FIRED, SHUT_DOWN};
+use super::node::{Node, FIRED};
 use super::wheel::{Verdict, Wheel};
 use super::{NotFiled, NANOS_PER_TICK};
+
+/// A filed node: a pointer into its owner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct NodePtr(NonNull<Node>);
+
+// SAFETY: a `NodePtr` is only dereferenced under the lock of the shard whose wheel files it,
+// where the rule in the module docs keeps the node alive; `Node` itself is `Sync` (atomics
+// only), so touching it from whichever thread holds the lock is fine.
+unsafe impl Send for NodePtr {}
+
+impl NodePtr {
+    fn of(node: &Node) -> NodePtr {
+        NodePtr(NonNull::from(node))
+    }
+
+    /// The node.
+    ///
+    /// # Safety
+    /// The caller holds the lock of the shard whose wheel files this pointer, and the pointer
+    /// is filed there, or was taken out under that same hold and not yet finished.
+    unsafe fn node<'a>(self) -> &'a Node {
+        // SAFETY: by the caller's promise the node is alive (module docs) for as long as the
+        // lock is held, which outlasts every use the callers make of the reference.
+        unsafe { self.0.as_ref() }
+    }
+}
 
 /// One shard, on its own cache lines.
 #[repr(align(128))]
@@ -33,7 +71,7 @@ pub(super) struct Shard {
 }
 
 struct Inner {
-    wheel: Wheel<Arc<Node>>,
+    wheel: Wheel<NodePtr>,
     /// Set by [`Shard::close`] (runtime shutdown): nothing will ever fire again, so no timer
     /// may be filed.
     closed: bool,
@@ -61,7 +99,7 @@ impl Shard {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Publishes the wheel's earliest slot, if it moved.
+    /// Publishes the wheel's earliest slot, exactly (after firing, or closing).
     fn publish(&self, inner: &Inner) {
         let next = inner
             .wheel
@@ -74,7 +112,24 @@ impl Shard {
         }
     }
 
-    /// The earliest slot's tick, without the lock (may be stale).
+    /// Lowers the published slot to the wheel's earliest, if that is earlier (after filing).
+    /// Taking a timer out leaves the hint as it is: a hint that is early only costs the
+    /// reactor turn that reaches it a look under the lock, which publishes it exactly, while
+    /// writing it on every arm and cancel would move its line away from every spinning
+    /// worker that reads it on each turn.
+    fn lower(&self, inner: &Inner) {
+        let next = inner
+            .wheel
+            .next_expiration()
+            .map_or(u64::MAX, |e| e.deadline);
+        // Orderings as in `publish`.
+        if next < self.next.load(Ordering::Relaxed) {
+            self.next.store(next, Ordering::Release);
+        }
+    }
+
+    /// A lower bound of the earliest slot's tick, without the lock (`u64::MAX` only if the
+    /// wheel is empty; may be stale).
     pub(super) fn next_hint(&self) -> u64 {
         self.next.load(Ordering::Acquire)
     }
@@ -91,39 +146,55 @@ impl Shard {
         let inner = self.lock();
         let exp = inner.wheel.next_expiration()?;
         let mut earliest = exp.deadline.saturating_mul(NANOS_PER_TICK);
-        inner
-            .wheel
-            .for_each_in(exp, |n| earliest = earliest.min(n.when()));
+        inner.wheel.for_each_in(exp, |n| {
+            // SAFETY: `n` is filed in this wheel and we hold its lock.
+            earliest = earliest.min(unsafe { n.node() }.when());
+        });
         Some(earliest)
     }
 
     /// Files `node`, due at `when` nanoseconds; its key.
-    pub(super) fn insert(&self, node: &Arc<Node>, when: u64) -> Result<u32, NotFiled> {
+    ///
+    /// # Safety
+    /// `node` is filed nowhere, and stays where it is and alive until [`Shard::cancel`] has
+    /// returned for it or [`Node::settled`] said so (the module docs' rule).
+    pub(super) unsafe fn insert(&self, node: &Node, when: u64) -> Result<u32, NotFiled> {
         let mut inner = self.lock();
         if inner.closed {
             return Err(NotFiled::Closed);
         }
+        let tick = tick_of(when);
+        if tick <= inner.wheel.elapsed() {
+            return Err(NotFiled::Due);
+        }
+        // Under the lock, before filing: nobody else touches an unfiled node's deadline.
+        node.set(when);
         let key = inner
             .wheel
-            .insert(tick_of(when), node.clone())
-            .map_err(|_| NotFiled::Due)?;
-        self.publish(&inner);
+            .insert(tick, NodePtr::of(node))
+            .unwrap_or_else(|_| unreachable!("checked against elapsed above"));
+        self.lower(&inner);
         Ok(key)
     }
 
     /// Moves `node` (filed under `key` unless it fired) to `when`: its new key, or why not
     /// (and then the node is marked fired or shut down).
-    pub(super) fn reset(&self, node: &Arc<Node>, key: u32, when: u64) -> Result<u32, NotFiled> {
+    ///
+    /// # Safety
+    /// As for [`Shard::insert`]; `node` may be filed here already.
+    pub(super) unsafe fn reset(&self, node: &Node, key: u32, when: u64) -> Result<u32, NotFiled> {
         let mut inner = self.lock();
+        let ptr = NodePtr::of(node);
+        let filed = inner.wheel.get(key) == Some(&ptr);
         if inner.closed {
-            node.set(SHUT_DOWN);
+            // A closed wheel files nothing, so `filed` is false and nobody touches the node.
+            node.set(super::node::SHUT_DOWN);
             return Err(NotFiled::Closed);
         }
-        let filed = inner.wheel.get(key).is_some_and(|n| Arc::ptr_eq(n, node));
         let tick = tick_of(when);
         let result = if tick <= inner.wheel.elapsed() {
             if filed {
-                drop(inner.wheel.remove(key));
+                inner.wheel.remove(key);
             }
             node.set(FIRED);
             Err(NotFiled::Due)
@@ -133,86 +204,87 @@ impl Shard {
             inner.wheel.refile(key, tick);
             Ok(key)
         } else {
+            // Fired (the firing finished: we hold the lock it ran under), or never filed.
             node.set(when);
-            let key = inner.wheel.insert(tick, node.clone());
+            let key = inner.wheel.insert(tick, ptr);
             Ok(key.unwrap_or_else(|_| unreachable!("checked against elapsed above")))
         };
-        self.publish(&inner);
+        self.lower(&inner);
         result
     }
 
-    /// Takes `node` out if it is still filed under `key`.
-    pub(super) fn cancel(&self, node: &Arc<Node>, key: u32) {
-        let removed = {
-            let mut inner = self.lock();
-            if !inner.wheel.get(key).is_some_and(|n| Arc::ptr_eq(n, node)) {
-                return;
-            }
-            let n = inner.wheel.remove(key);
-            // A cancelled node must not be pushed back without the lock (it is not filed).
-            n.set(FIRED);
-            self.publish(&inner);
-            n
-        };
-        // Dropped after the lock: the last reference may be this one.
-        drop(removed);
+    /// Takes `node` out if it is still filed under `key`. Once this returns, the store is
+    /// done with the node.
+    pub(super) fn cancel(&self, node: &Node, key: u32) {
+        let mut inner = self.lock();
+        if inner.wheel.get(key) != Some(&NodePtr::of(node)) {
+            // Not filed: it fired or was closed, and that finished under the lock we hold.
+            return;
+        }
+        inner.wheel.remove(key);
+        // A cancelled node must not be pushed back without the lock (it is not filed).
+        node.set(FIRED);
+        // The hint stays (see `lower`).
     }
 
-    /// Takes out every timer due at `tick` into `out` with its deadline, marking it fired;
-    /// re-files those pushed back. With `exact_ns` (the paused clock), also takes those of
-    /// the slot for the next tick whose deadline is at or before it.
-    pub(super) fn fire_due(
-        &self,
-        tick: u64,
-        exact_ns: Option<u64>,
-        out: &mut Vec<(u64, Arc<Node>)>,
-    ) {
+    /// Takes out every timer due at `tick` into `out` with its deadline and waker, marking it
+    /// fired; re-files those pushed back. With `exact_ns` (the paused clock), also takes those
+    /// of the slot for the next tick whose deadline is at or before it.
+    pub(super) fn fire_due(&self, tick: u64, exact_ns: Option<u64>, out: &mut Vec<(u64, Waker)>) {
         let mut inner = self.lock();
-        // The deadlines of the fired nodes, in the order `poll` and `fire_in` hand them over
-        // (each right after its verdict).
-        let mut whens = Vec::new();
-        let start = out.len();
+        // The deadline of the node just claimed, for the hand-over right after its verdict.
+        let claimed = Cell::new(0);
+        let mut hand_over = |n: NodePtr| {
+            // SAFETY: taken out of this wheel under the lock we hold, claimed, not finished.
+            if let Some(w) = unsafe { n.node() }.finish(false) {
+                out.push((claimed.get(), w));
+            }
+        };
         inner.wheel.poll(
             tick,
-            |n, slot| match n.fire_if_due(slot.saturating_mul(NANOS_PER_TICK)) {
-                Ok(when) => {
-                    whens.push(when);
-                    Verdict::Fire
+            |n, slot| {
+                // SAFETY: `n` is filed in this wheel and we hold its lock.
+                match unsafe { n.node() }.claim_if_due(slot.saturating_mul(NANOS_PER_TICK)) {
+                    Ok(when) => {
+                        claimed.set(when);
+                        Verdict::Fire
+                    }
+                    Err(later) => Verdict::Later(tick_of(later)),
                 }
-                Err(later) => Verdict::Later(tick_of(later)),
             },
-            |n| out.push((0, n)),
+            &mut hand_over,
         );
         if let Some(ns) = exact_ns {
             if let Some(exp) = inner.wheel.next_expiration() {
                 if exp.deadline == tick + 1 {
                     inner.wheel.fire_in(
                         exp,
-                        |n| match n.fire_if_due(ns) {
+                        // SAFETY: `n` is filed in this wheel and we hold its lock.
+                        |n| match unsafe { n.node() }.claim_if_due(ns) {
                             Ok(when) => {
-                                whens.push(when);
+                                claimed.set(when);
                                 true
                             }
                             Err(_) => false,
                         },
-                        |n| out.push((0, n)),
+                        &mut hand_over,
                     );
                 }
             }
         }
-        for (slot, when) in out[start..].iter_mut().zip(whens) {
-            slot.0 = when;
-        }
         self.publish(&inner);
     }
 
-    /// Closes the shard: every pending node is marked shut down and handed to `out`.
-    pub(super) fn close(&self, out: &mut Vec<Arc<Node>>) {
+    /// Closes the shard: every pending node is marked shut down and its waker handed to
+    /// `out`.
+    pub(super) fn close(&self, out: &mut Vec<Waker>) {
         let mut inner = self.lock();
         inner.closed = true;
         inner.wheel.drain(|n| {
-            n.set(SHUT_DOWN);
-            out.push(n);
+            // SAFETY: taken out of this wheel under the lock we hold, not finished.
+            if let Some(w) = unsafe { n.node() }.finish(true) {
+                out.push(w);
+            }
         });
         self.publish(&inner);
     }
