@@ -35,7 +35,8 @@
 //!             Parked::Shutdown => exit,
 //!         }
 //!     }
-//!     // Work found after d: policy.end(decision, spun, d).
+//!     // Work found at t: ended = policy.ended(decision, spun, t, window); run it, then
+//!     // policy.settle(ended), which learns as policy.end(decision, spun, d) would have.
 //! }
 //! // Every poll of the reactor, by a spinner or between tasks: idle.attend(now).
 //! // A producer, after pushing a task anywhere: idle.notify(..) (which fences itself).
@@ -226,7 +227,7 @@ pub(crate) use alarm::SysAlarm;
 #[cfg(not(loom))]
 pub(crate) use futex::SysFutex;
 #[cfg_attr(loom, allow(unused_imports))]
-pub(crate) use spin::{Nanos, SpinPolicy, SpinWindow};
+pub(crate) use spin::{Ended, Nanos, SpinPolicy};
 pub(crate) use word::{Woke, MAX_WORKERS};
 
 use alarm::Alarm;

@@ -5,6 +5,8 @@
 //! if decision.spins() { spin for decision.window(), then policy.spun(now, spun_ns) }
 //! ... park if nothing turned up ...
 //! policy.end(decision, spun, d);                    // work found d ns after the period began
+//! // or, as the worker does: stamp the end when the work turns up, learn once it has run
+//! let ended = policy.ended(decision, spun, at, Some(window_ns)); run(work); policy.settle(ended);
 //! ```
 //!
 //! [`SpinPolicy`] is the only place in `idle` that decides spinning. It has two forms:
@@ -61,6 +63,13 @@
 //! regime's average, and a run's last probe period weighs its bit in the test, where a flip
 //! or a confirmation restarts the test and sets the probe rate. Last, a regime that moved
 //! restarts the test and brings back fast probing.
+//!
+//! The worker calls it late: when work turns up it only stamps the time ([`SpinPolicy::ended`],
+//! one clock read), runs the work, and then [`SpinPolicy::settle`]s the period, which charges
+//! the spin and calls `end` with the stamped `d`. So the learning, a dozen updates of shared
+//! statistics and now and then a read of `/proc/stat`, is not between a request's arrival and
+//! its handler. A worker settles before its next period begins, so the policy still sees each
+//! worker's periods end before the next begins.
 //!
 //! # Does spinning pay?
 //!
@@ -219,6 +228,21 @@ impl Decision {
     }
 }
 
+/// An idle period that found work, as it stood then: what [`SpinPolicy::settle`] learns from
+/// once that work has run. The stamps are taken when the work turns up; the learning (shared
+/// statistics, four times a second a read of `/proc/stat`) waits, so that it does not stand
+/// between a request's arrival and its handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ended {
+    decision: Decision,
+    /// The period's first spin window ran (the worker got a spinner slot).
+    spun: bool,
+    /// When the work turned up.
+    at: Nanos,
+    /// The spin window that caught the work, and how long it had spun: still to be charged.
+    window: Option<Nanos>,
+}
+
 /// A probe period's place in its run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Run {
@@ -280,7 +304,12 @@ impl SpinPolicy {
 
     /// The policy's clock now.
     pub(crate) fn now(&self) -> Nanos {
-        self.clock.elapsed().as_nanos() as Nanos
+        self.at(Instant::now())
+    }
+
+    /// The policy's clock at `t` (a reading the caller already took).
+    pub(crate) fn at(&self, t: Instant) -> Nanos {
+        t.saturating_duration_since(self.clock).as_nanos() as Nanos
     }
 
     /// The current window.
@@ -516,6 +545,33 @@ impl SpinPolicy {
         }
     }
 
+    /// The period `decision` began found work at `at`, `spun` as for [`SpinPolicy::end`];
+    /// `window`: the spin window that caught it had spun this long (not yet charged).
+    pub(crate) fn ended(
+        &self,
+        decision: Decision,
+        spun: bool,
+        at: Nanos,
+        window: Option<Nanos>,
+    ) -> Ended {
+        Ended {
+            decision,
+            spun,
+            at,
+            window,
+        }
+    }
+
+    /// Does for `e` what [`SpinPolicy::spun`] and [`SpinPolicy::end`] would have done when its
+    /// work turned up. Returns the spin it charged, ns.
+    pub(crate) fn settle(&self, e: Ended) -> Nanos {
+        if let Some(ns) = e.window {
+            self.spun(e.at, ns);
+        }
+        self.end(e.decision, e.spun, e.at.saturating_sub(e.decision.began));
+        e.window.unwrap_or(0)
+    }
+
     /// Starts one spin window of `decision`'s length.
     pub(crate) fn start(&self, decision: Decision) -> SpinWindow {
         let now = Instant::now();
@@ -573,5 +629,10 @@ impl SpinWindow {
     /// How long this window has spun so far.
     pub(crate) fn elapsed(&self) -> Duration {
         self.started.elapsed()
+    }
+
+    /// How long this window had spun at `t` (a reading the caller already took).
+    pub(crate) fn elapsed_at(&self, t: Instant) -> Duration {
+        t.saturating_duration_since(self.started)
     }
 }

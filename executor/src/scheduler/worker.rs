@@ -18,6 +18,7 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Acquire;
 use std::sync::{mpsc, Arc};
+use std::time::Instant;
 
 use async_task::Runnable;
 use crossbeam_deque::Steal;
@@ -27,7 +28,7 @@ use super::metrics::{add, bump, WorkerCounters};
 use super::queues::{drop_queued, LocalQueue, WorkerSlot};
 use super::shared::Shared;
 use super::worker_state::WorkerState;
-use crate::idle::{Parked, SpinWindow};
+use crate::idle::{Nanos, Parked};
 use crate::task::{coop, list, panics};
 use crate::time::coarse;
 
@@ -208,6 +209,7 @@ impl<'a> Worker<'a> {
     /// The task that began at coarse time `now` as tick `tick` has run: polls the reactor
     /// every [`GLOBAL_INTERVAL`] tasks, or when it has gone unattended for long.
     fn after_run(&self, now: u64, tick: u32) {
+        self.settle();
         if tick % GLOBAL_INTERVAL == 0 || self.reactor_unattended(now) {
             self.state.last_driver_poll.set(now);
             self.poll_driver();
@@ -338,13 +340,25 @@ impl<'a> Worker<'a> {
         polled > 0
     }
 
+    /// The spin policy learns from the idle period that ended last, now that the work it
+    /// found has run (or, for a `block_on` future, before the next period begins): see
+    /// `idle::Ended`. Settling first in `idle` keeps the policy's periods in order.
+    fn settle(&self) {
+        if let Some(ended) = self.state.unsettled.take() {
+            add(&self.counters.spin_nanos, self.shared.policy.settle(ended));
+        }
+    }
+
     /// Out of work: spin, then park, until there is work (`Some`) or the runtime shuts down.
     /// One call is one idle period: the spin policy decides how it starts and learns, from
-    /// how long it lasted, how the next ones should (see `idle/spin.rs`).
+    /// how long it lasted, how the next ones should (see `idle/spin.rs`). That learning waits
+    /// until the work found has run ([`Worker::settle`]): between a request's arrival and its
+    /// handler there is only one clock read.
     pub(crate) fn idle(&self) -> Option<Work> {
         let shared = self.shared;
         let policy = &shared.policy;
         let counters = self.counters;
+        self.settle();
         self.end_poll(false);
         let began = policy.now();
         // Busy: another worker is awake or work is queued; the policy runs no park probe
@@ -356,10 +370,12 @@ impl<'a> Worker<'a> {
         }
         let mut spinning = decision.spins() && shared.idle.try_start_spinning();
         let spun = spinning;
-        // The period is over: work turns up `d` after it began. The worker polled the
-        // reactor while it spun, or was woken by it (or to look at it).
-        let found = |work: Work| {
-            policy.end(decision, spun, policy.now().saturating_sub(began));
+        // The period is over: work turned up at `at`, `window` into the spin window that
+        // caught it, if one did. The worker polled the reactor while it spun, or was woken by
+        // it (or to look at it).
+        let found = |work: Work, at: Nanos, window: Option<Nanos>| {
+            let ended = policy.ended(decision, spun, at, window);
+            self.state.unsettled.set(Some(ended));
             self.state.last_driver_poll.set(coarse::now());
             Some(work)
         };
@@ -368,14 +384,11 @@ impl<'a> Worker<'a> {
                 // After a wake-up, too, the worker spins this period's window (a period the
                 // policy chose to park in scans once).
                 let mut window = policy.start(decision);
-                let charge = |window: &SpinWindow| {
-                    let ns = window.elapsed().as_nanos() as u64;
-                    policy.spun(policy.now(), ns);
-                    add(&counters.spin_nanos, ns);
-                };
                 loop {
                     if let Some(work) = self.next_work() {
-                        charge(&window);
+                        // One clock read: the window is charged when the period settles.
+                        let t = Instant::now();
+                        let spun_ns = window.elapsed_at(t).as_nanos() as Nanos;
                         let woke = shared.idle.stop_spinning(
                             true,
                             || self.more_work_queued(),
@@ -383,7 +396,7 @@ impl<'a> Worker<'a> {
                         );
                         shared.count_wake(woke, Some(self.state.index));
                         bump(&counters.spins_found_work);
-                        return found(work);
+                        return found(work, policy.at(t), Some(spun_ns));
                     }
                     if shared.idle.is_shutdown() {
                         shared.idle.stop_spinning(false, || false, || {});
@@ -396,7 +409,9 @@ impl<'a> Worker<'a> {
                         break;
                     }
                 }
-                charge(&window);
+                let ns = window.elapsed().as_nanos() as Nanos;
+                policy.spun(policy.now(), ns);
+                add(&counters.spin_nanos, ns);
                 shared.idle.stop_spinning(false, || false, || {});
                 bump(&counters.spins_expired);
             }
@@ -424,8 +439,9 @@ impl<'a> Worker<'a> {
             shared.identity.unparked();
             match parked {
                 Parked::Work(work) => {
-                    shared.idle.attend(policy.now());
-                    return found(work);
+                    let now = policy.now();
+                    shared.idle.attend(now);
+                    return found(work, now, None);
                 }
                 Parked::Woken => {
                     bump(&counters.parks);

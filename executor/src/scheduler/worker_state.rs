@@ -19,6 +19,7 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 use super::queues::LocalQueue;
+use crate::idle::Ended;
 use crate::time::coarse;
 
 /// A worker's own state, reachable from the thread that holds it through
@@ -36,6 +37,9 @@ pub(crate) struct WorkerState {
     /// When this worker last polled the reactor (coarse clock), to poll it again between
     /// tasks once half a watch period has passed (`Worker::reactor_unattended`).
     pub(super) last_driver_poll: Cell<u64>,
+    /// The idle period that ended last, whose accounting waits until the work it found has
+    /// run (`Worker::settle`).
+    pub(super) unsettled: Cell<Option<Ended>>,
 }
 
 impl WorkerState {
@@ -49,6 +53,7 @@ impl WorkerState {
             lifo_streak: Cell::new(0),
             tick: Cell::new(0),
             last_driver_poll: Cell::new(coarse::now()),
+            unsettled: Cell::new(None),
         })
     }
 

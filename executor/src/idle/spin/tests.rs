@@ -617,3 +617,50 @@ fn a_fixed_window_never_changes() {
     let zero = SpinPolicy::fixed(Duration::ZERO, 1.0);
     assert!(!zero.begin(0, 0, false).spins());
 }
+
+/// A worker stamps a period that found work (`ended`) and settles it once the work has run:
+/// the policy must learn exactly what `spun` and `end` at that moment would have taught it.
+/// Two policies fed the same world, one each way, make the same decisions throughout (the
+/// gaps move the window and the mode, so a settle that dropped or skewed anything would
+/// show in a later decision's window or kind).
+#[test]
+fn settling_an_ended_period_teaches_what_ending_it_then_would() {
+    let direct = policy();
+    let deferred = policy();
+    let mut rng = Rng(0x5eed);
+    let mut now = 0;
+    let mut windows = std::collections::BTreeSet::new();
+    for i in 0..3_000u64 {
+        let a = direct.begin(now, (i % 2) as usize, false);
+        let b = deferred.begin(now, (i % 2) as usize, false);
+        assert_eq!(a, b, "period {i}");
+        windows.insert(a.window);
+        // Gaps of 5 µs to 2 ms: some caught by the spin, some past it.
+        let gap = 5 * US + rng.next() % (2_000 * US);
+        let caught = a.spins() && gap <= a.window as u64;
+        let (d, spin) = match (a.spins(), caught) {
+            (true, true) => (gap, Some(gap)),
+            (true, false) => (gap + WAKE, Some(a.window as u64)),
+            (false, _) => (gap + WAKE, None),
+        };
+        if let Some(ns) = spin {
+            direct.spun(now + ns, ns);
+        }
+        direct.end(a, a.spins(), d);
+        // Deferred: an expired window was charged when it expired, as the worker does.
+        let (ended_window, at) = if caught {
+            (spin, now + d)
+        } else {
+            (None, now + d)
+        };
+        if a.spins() && !caught {
+            deferred.spun(now + a.window as u64, a.window as u64);
+        }
+        let ended = deferred.ended(b, b.spins(), at, ended_window);
+        assert_eq!(deferred.settle(ended), ended_window.unwrap_or(0));
+        now += d + 3 * US;
+    }
+    assert!(windows.len() > 3, "the world moved the window: {windows:?}");
+    assert_eq!(direct.window(), deferred.window());
+    assert_eq!(direct.recent_spin(now), deferred.recent_spin(now));
+}
