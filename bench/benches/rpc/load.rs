@@ -4,7 +4,9 @@
 //! * sync: T threads, each with one connection and one request in flight;
 //! * async: C connections, each keeping up to D requests in flight (pipelined, batched);
 //! * gap: one connection, one request at a time, with a pause between a response and the next
-//!   request, to see what a worker that went to sleep costs.
+//!   request, to see what a worker that went to sleep costs;
+//! * poll gap: the gap mode with a nonblocking socket the client spins on (`poll_client.rs`),
+//!   for `--only floor`.
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};
@@ -15,6 +17,7 @@ use hdrhistogram::Histogram;
 
 use crate::clock::{set_fine_timer_slack, wait_until};
 use crate::echo_proto::{frame, Client};
+use crate::poll_client::PollClient;
 
 /// The payload size of every request (the reference experiment's 100-byte reads).
 pub const PAYLOAD: usize = 100;
@@ -148,6 +151,39 @@ pub fn gap(addr: SocketAddr, gap: Duration, count: usize, spin: bool) -> LoadRes
         if !gap.is_zero() {
             let t = Instant::now();
             wait_until(t + gap, spin);
+            paused += t.elapsed();
+        }
+        let t = Instant::now();
+        check(c.call(&req).expect("round trip"));
+        h.record(t.elapsed().as_nanos() as u64).ok();
+    }
+    LoadResult {
+        requests: count as u64,
+        elapsed: start.elapsed(),
+        latency: h,
+        achieved_gap: Some(paused / count.max(1) as u32),
+    }
+}
+
+/// [`gap`] with a client that busy-polls: a nonblocking socket it spins on until the whole
+/// reply is in, and gaps that always end precisely (spinning for their last part), so that
+/// the client adds no wake-up of its own to a round trip.
+pub fn poll_gap(addr: SocketAddr, gap: Duration, count: usize) -> LoadResult {
+    set_fine_timer_slack();
+    let mut c = PollClient::connect(addr)
+        .expect("connect")
+        .max_frame(PAYLOAD);
+    let req = request();
+    let mut h = histogram();
+    for _ in 0..10 {
+        check(c.call(&req).expect("round trip"));
+    }
+    let start = Instant::now();
+    let mut paused = Duration::ZERO;
+    for _ in 0..count {
+        if !gap.is_zero() {
+            let t = Instant::now();
+            wait_until(t + gap, true);
             paused += t.elapsed();
         }
         let t = Instant::now();

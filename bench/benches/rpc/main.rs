@@ -9,6 +9,7 @@
 //! cargo bench --bench rpc -- --only "gap 300us" --spin adaptive   # the default policy, named
 //! cargo bench --bench rpc -- --only poisson    # open-loop arrivals
 //! cargo bench --bench rpc -- --only sweep --windows 0,25us,100us,250us,1ms,adaptive [--docs]
+//! cargo bench --bench rpc -- --only floor --rounds 7   # against a server that only busy-polls
 //! cargo bench --bench rpc -- --only deadline   # per-request timeouts, sync T=4 and async
 //! cargo bench --bench rpc -- --only kv         # kv_server vs redis-server under redis-benchmark
 //! cargo bench --bench rpc -- --only http       # examples/http_server vs hyper+tokio, with wrk
@@ -22,7 +23,8 @@
 //! one request in flight each; async: C connections with up to D requests in flight, batched),
 //! printing Reqs/sec, User and Sys CPU per request, context switches per request and the cores
 //! each side used; a storage system's "waking up worker threads" test (gap: one client whose
-//! requests are spaced by a pause); and open-loop Poisson arrivals.
+//! requests are spaced by a pause); and open-loop Poisson arrivals. `--only floor` measures both
+//! runtimes against the latency floor, a server thread that only busy-polls its sockets.
 //!
 //! Layouts (`--layout remote|colocated|both`; `both` by default, `remote` with `--quick`):
 //! *remote* pins the servers to one CPU set and the load generator to a disjoint one, as if the
@@ -39,12 +41,15 @@ mod clock;
 #[cfg(feature = "tokio-compat")]
 mod compat;
 mod deadline;
+mod floor;
+mod floorbench;
 mod http;
 mod kvbench;
 mod load;
 mod mode;
 mod pin;
 mod poisson;
+mod poll_client;
 mod report;
 mod runner;
 mod sample;
@@ -89,9 +94,9 @@ struct Cli {
     /// Every request under an idle timeout and a deadline
     #[arg(long)]
     deadline: bool,
-    /// Rounds per layout (the colocated layout runs at least 7)
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = positive)]
-    rounds: usize,
+    /// Rounds per layout [default: 3; 5 for floor; the colocated layout runs at least 7]
+    #[arg(long, value_name = "N", value_parser = positive)]
+    rounds: Option<usize>,
     /// Server worker threads [default: 2; 1 for http; one per server CPU for the sweep]
     #[arg(long, value_name = "N", value_parser = positive)]
     workers: Option<usize>,
@@ -102,7 +107,7 @@ struct Cli {
     #[arg(long, value_enum)]
     layout: Option<Layouts>,
     /// Run only the modes whose name contains one of these, comma-separated; poisson,
-    /// sweep, deadline, kv, http and compat run only when named
+    /// sweep, floor, deadline, kv, http and compat run only when named
     #[arg(long, value_name = "MODES", value_delimiter = ',')]
     only: Vec<String>,
     /// The sweep's spin windows, comma-separated
@@ -151,6 +156,8 @@ struct Options {
     docs: bool,
     /// Rounds per layout (colocated runs at least [`COLOCATED_ROUNDS`]).
     rounds: usize,
+    /// `--rounds` as given, for modes with a default of their own (floor).
+    rounds_given: Option<usize>,
     workers: usize,
     /// Whether `--workers` was given (the sweep otherwise runs one worker per server CPU).
     workers_given: bool,
@@ -167,6 +174,12 @@ struct Options {
 
 /// The colocated layout's placement is a fresh draw every round: take enough of them.
 const COLOCATED_ROUNDS: usize = 7;
+
+/// Rounds per layout unless `--rounds` says otherwise.
+const DEFAULT_ROUNDS: usize = 3;
+
+/// `--only floor`'s rounds unless `--rounds` says otherwise.
+const FLOOR_ROUNDS: usize = 5;
 
 /// The spin windows the sweep tries unless `--windows` says otherwise (`adaptive`: the
 /// adaptive policy, spinpark's default).
@@ -188,7 +201,7 @@ fn main() {
         .collect();
     if http::requested(&only) {
         return http::run(&http::Options {
-            rounds: cli.rounds,
+            rounds: cli.rounds.unwrap_or(DEFAULT_ROUNDS),
             duration: cli.duration.unwrap_or(if cli.quick { 2 } else { 5 }),
             workers: cli.workers.unwrap_or(1),
             spin: cli.spin.map(Spin::arg),
@@ -198,7 +211,8 @@ fn main() {
     let opts = Options {
         quick: cli.quick,
         docs: cli.docs,
-        rounds: cli.rounds,
+        rounds: cli.rounds.unwrap_or(DEFAULT_ROUNDS),
+        rounds_given: cli.rounds,
         workers: cli.workers.unwrap_or(2),
         workers_given: cli.workers.is_some(),
         spin: cli.spin,
@@ -213,6 +227,7 @@ fn main() {
             "spinpark" => "spinpark",
             "tokio" => "tokio",
             "kv" => "kv",
+            "floor" => "floor",
             #[cfg(feature = "tokio-compat")]
             other if compat::SERVERS.contains(&other) => compat::SERVERS
                 .into_iter()
@@ -295,7 +310,7 @@ fn plan(opts: &Options, layout: &Layout, workers: usize, modes: Vec<Mode>, note:
 }
 
 fn wants(opts: &Options, what: &str) -> bool {
-    opts.only.iter().any(|o| o == what)
+    mode::named(&opts.only, what)
 }
 
 fn run(opts: &Options) {
@@ -313,19 +328,25 @@ fn run(opts: &Options) {
     let deadline = wants(opts, "deadline");
     let sweep = wants(opts, "sweep") || opts.windows.is_some();
     let kv = wants(opts, "kv");
-    if candidates.is_empty() && !deadline && !sweep && !kv {
+    let floor = wants(opts, "floor");
+    if candidates.is_empty() && !deadline && !sweep && !kv && !floor {
         let names: Vec<String> = mode::main(false, None)
             .iter()
             .chain(&mode::poisson(false))
             .map(Mode::name)
             .collect();
         usage_error(format!(
-            "--only {:?} matches no mode; modes: {}, and deadline, sweep, kv",
+            "--only {:?} matches no mode; modes: {}, and deadline, sweep, floor, kv",
             opts.only.join(","),
             names.join(", ")
         ));
     }
-    let layouts = layouts(opts);
+    // The echo tables' layouts (the other plans pick their own).
+    let layouts = if candidates.is_empty() && !deadline {
+        Vec::new()
+    } else {
+        layouts(opts)
+    };
     let mut plans = Vec::new();
     for layout in &layouts {
         for workers in worker_counts(opts, layout) {
@@ -360,6 +381,16 @@ fn run(opts: &Options) {
         };
         sweep::plan(&windows, workers, opts.rounds, opts.quick, opts.gap_budget)
     });
+    let floor_plan = floor
+        .then(|| {
+            let rounds = opts.rounds_given.unwrap_or(FLOOR_ROUNDS);
+            let p = floorbench::plan(rounds, opts.quick, opts.gap_budget, opts.spin);
+            if p.is_none() {
+                eprintln!("only one CPU: no remote layout, so no floor mode");
+            }
+            p
+        })
+        .flatten();
     // Modes that drive the servers with an outside tool, each reporting its own section.
     // (Another such mode goes here: its own file, a `runner::External`, and a name for --only.)
     let mut external: Vec<Box<dyn runner::External>> = Vec::new();
@@ -376,21 +407,47 @@ fn run(opts: &Options) {
         report::machine(),
         if opts.quick { " (--quick)" } else { "" }
     );
-    for l in &layouts {
+    // Name only the layouts this run uses.
+    let mut shown: Vec<&Layout> = layouts.iter().collect();
+    let kv_layout = kv.then(|| Layout::remote().unwrap_or_else(Layout::colocated));
+    let others = [
+        sweep_plan.as_ref().map(|p| &p.layout),
+        floor_plan.as_ref().map(|p| &p.layout),
+        kv_layout.as_ref(),
+    ];
+    for l in others.into_iter().flatten() {
+        if !shown.iter().any(|s| s.name() == l.name()) {
+            shown.push(l);
+        }
+    }
+    for l in shown {
         println!("  {} layout: {}", l.name(), l.describe());
     }
     let mut estimate: Duration = plans.iter().map(Plan::estimate).sum();
     if let Some(p) = &sweep_plan {
         estimate += p.estimate();
     }
+    if let Some(p) = &floor_plan {
+        estimate += p.estimate();
+    }
     estimate += external.iter().map(|e| e.estimate()).sum::<Duration>();
     let mut progress = Progress::new(estimate);
 
     let spin = opts.spin.unwrap_or(Spin::Adaptive);
+    let runs_of = if plans
+        .iter()
+        .any(|p| p.modes.iter().any(Mode::is_closed_loop_throughput))
+    {
+        format!(
+            "; sync/async runs of {}",
+            mode::fmt_dur(mode::throughput(opts.quick)[0].estimate())
+        )
+    } else {
+        String::new()
+    };
     let mut report = report::Report::new(format!(
-        "100-byte echo; spinpark spin {}; sync/async runs of {}",
-        spin.label(),
-        mode::fmt_dur(mode::throughput(opts.quick)[0].estimate())
+        "100-byte echo; spinpark spin {}{runs_of}",
+        spin.label()
     ));
     for p in &plans {
         let runs = runner::run(p, &mut progress);
@@ -411,6 +468,11 @@ fn run(opts: &Options) {
             println!("refreshed docs/sweep.md and docs/sweep.svg");
         }
     }
+    if let Some(p) = &floor_plan {
+        let results = floorbench::Results::new(p, &runner::run_alone(p, &mut progress));
+        report.add_section(results.markdown());
+        report.add_json_table(results.json());
+    }
     for e in &external {
         report.add_section(e.run(&mut progress));
     }
@@ -422,11 +484,15 @@ fn run(opts: &Options) {
     print!("\n{md}");
     std::fs::write(dir.join("results.json"), report.json()).unwrap();
     std::fs::write(dir.join("results.md"), &md).unwrap();
-    std::fs::write(dir.join("chart.svg"), report.svg()).unwrap();
-    println!(
-        "\nwrote {}/results.json, results.md and chart.svg",
-        dir.display()
-    );
+    if report.has_tables() {
+        std::fs::write(dir.join("chart.svg"), report.svg()).unwrap();
+        println!(
+            "\nwrote {}/results.json, results.md and chart.svg",
+            dir.display()
+        );
+    } else {
+        println!("\nwrote {}/results.json and results.md", dir.display());
+    }
     if opts.docs && report.has_tables() {
         if opts.only.is_empty() {
             let docs = docs_dir();

@@ -7,7 +7,8 @@
 //! Closed loop: `sync T=n` (n threads, one request in flight each), `async CxD` (C
 //! connections, up to D in flight each) and `gap X` (one client, a pause of X between a reply
 //! and the next request). Open loop: `poisson X` (Poisson arrivals with mean inter-arrival X
-//! over several connections).
+//! over several connections). `poll gap X` is the gap mode with a client that busy-polls its
+//! socket (`--only floor`, see `floorbench.rs`).
 
 use std::time::Duration;
 
@@ -32,6 +33,11 @@ pub enum Mode {
         conns: usize,
         dur: Duration,
     },
+    /// The gap mode with a busy-polling client (`poll_client.rs`).
+    PollGap {
+        gap: Duration,
+        count: usize,
+    },
 }
 
 /// Connections the poisson mode spreads its requests over.
@@ -44,12 +50,13 @@ impl Mode {
             Mode::Async { conns, depth, .. } => format!("async {conns}x{depth}"),
             Mode::Gap { gap, .. } => format!("gap {}", fmt_dur(gap)),
             Mode::Poisson { mean, .. } => format!("poisson {}", fmt_dur(mean)),
+            Mode::PollGap { gap, .. } => format!("poll gap {}", fmt_dur(gap)),
         }
     }
 
     pub fn gap(&self) -> Option<Duration> {
         match *self {
-            Mode::Gap { gap, .. } => Some(gap),
+            Mode::Gap { gap, .. } | Mode::PollGap { gap, .. } => Some(gap),
             _ => None,
         }
     }
@@ -67,7 +74,7 @@ impl Mode {
         match *self {
             Mode::Sync { threads, .. } => threads,
             Mode::Async { conns, .. } => conns,
-            Mode::Gap { .. } | Mode::Poisson { .. } => 1,
+            Mode::Gap { .. } | Mode::PollGap { .. } | Mode::Poisson { .. } => 1,
         }
     }
 
@@ -75,7 +82,9 @@ impl Mode {
     pub fn estimate(&self) -> Duration {
         match *self {
             Mode::Sync { dur, .. } | Mode::Async { dur, .. } => dur,
-            Mode::Gap { gap, count } => (gap + Duration::from_micros(40)) * count as u32,
+            Mode::Gap { gap, count } | Mode::PollGap { gap, count } => {
+                (gap + Duration::from_micros(40)) * count as u32
+            }
             Mode::Poisson { dur, .. } => dur + Duration::from_millis(5),
         }
     }
@@ -99,6 +108,12 @@ pub const GAPS_US: [u64; 9] = [0, 20, 50, 100, 200, 500, 1_000, 5_000, 10_000];
 /// One gap mode, with as many requests as fit its time budget: `budget` (`--gap-secs`), else
 /// 600 ms (100 ms in `--quick`); at least 30 requests (20 in `--quick`).
 pub fn gap(us: u64, quick: bool, budget: Option<Duration>) -> Mode {
+    let (gap, count) = gap_count(us, quick, budget);
+    Mode::Gap { gap, count }
+}
+
+/// The gap of `us` microseconds and how many requests fit the budget (see [`gap`]).
+fn gap_count(us: u64, quick: bool, budget: Option<Duration>) -> (Duration, usize) {
     let (default, min) = if quick {
         (Duration::from_millis(100), 20)
     } else {
@@ -109,7 +124,27 @@ pub fn gap(us: u64, quick: bool, budget: Option<Duration>) -> Mode {
     let per = gap + Duration::from_micros(40);
     // The cap bounds the latency samples kept per round (8 bytes each).
     let count = (budget.as_nanos() / per.as_nanos()).clamp(min, 1_000_000) as usize;
-    Mode::Gap { gap, count }
+    (gap, count)
+}
+
+/// The gaps of `--only floor`: the 0, 50 and 200 us, and 500 us.
+pub const FLOOR_GAPS_US: [u64; 4] = [0, 50, 200, 500];
+
+/// The modes of `--only floor`: [`gap`]'s request counts, with the busy-polling client.
+pub fn floor(quick: bool, budget: Option<Duration>) -> Vec<Mode> {
+    FLOOR_GAPS_US
+        .iter()
+        .map(|&us| {
+            let (gap, count) = gap_count(us, quick, budget);
+            Mode::PollGap { gap, count }
+        })
+        .collect()
+}
+
+/// Whether `--only` names `what` (a mode that runs only when named: `floor`, `sweep`...),
+/// ignoring case and surrounding blanks.
+pub fn named(only: &[String], what: &str) -> bool {
+    only.iter().any(|o| o.trim().eq_ignore_ascii_case(what))
 }
 
 /// The closed-loop throughput modes, `sync T=1`, `sync T=4` and `async 4x16`.

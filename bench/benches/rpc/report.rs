@@ -61,10 +61,12 @@ struct Table {
     rows: Vec<Row>,
 }
 
-/// Every table of a run, plus extra Markdown sections (the kv mode's).
+/// Every table of a run, plus extra Markdown sections (the kv mode's) and extra JSON tables
+/// (the floor mode's).
 pub struct Report {
     tables: Vec<Table>,
     extra: Vec<String>,
+    extra_json: Vec<serde_json::Value>,
     machine: String,
     settings: String,
 }
@@ -74,6 +76,7 @@ impl Report {
         Report {
             tables: Vec::new(),
             extra: Vec::new(),
+            extra_json: Vec::new(),
             machine: machine(),
             settings,
         }
@@ -103,6 +106,12 @@ impl Report {
     /// Adds a Markdown section printed after the tables.
     pub fn add_section(&mut self, markdown: String) {
         self.extra.push(markdown);
+    }
+
+    /// Adds a table to `results.json`'s `tables`, after the echo tables (see
+    /// [`sample_json`] for the figures' shape).
+    pub fn add_json_table(&mut self, table: serde_json::Value) {
+        self.extra_json.push(table);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -184,14 +193,7 @@ impl Report {
     /// decimals; a figure that is not finite is `null`).
     pub fn json(&self) -> String {
         use serde_json::{json, Map, Value};
-        let num = |v: f64| {
-            if v.is_finite() {
-                json!((v * 1000.0).round() / 1000.0)
-            } else {
-                Value::Null
-            }
-        };
-        let tables: Vec<Value> = self
+        let mut tables: Vec<Value> = self
             .tables
             .iter()
             .map(|t| {
@@ -202,15 +204,7 @@ impl Report {
                         let mut m = Map::new();
                         m.insert("mode".into(), json!(row.mode.name()));
                         for (i, label) in t.labels.iter().enumerate() {
-                            let fields: Map<String, Value> = FIELDS
-                                .iter()
-                                .map(|(name, f)| {
-                                    let s = row.spread(i, *f);
-                                    let v = json!([num(s.median), num(s.min), num(s.max)]);
-                                    (name.to_string(), v)
-                                })
-                                .collect();
-                            m.insert(label.clone(), Value::Object(fields));
+                            m.insert(label.clone(), sample_json(&row.runs[i]));
                         }
                         Value::Object(m)
                     })
@@ -223,6 +217,7 @@ impl Report {
                 })
             })
             .collect();
+        tables.extend(self.extra_json.iter().cloned());
         let doc = json!({
             "machine": self.machine,
             "settings": self.settings,
@@ -510,6 +505,33 @@ fn svg_table(o: &mut String, t: &Table, top: f64) {
             writeln!(o, r#"<rect x="{}" y="{yy:.1}" width="{w:.1}" height="{:.1}" fill="{color}"/><text x="{:.1}" y="{:.1}" font-size="10">{cs:.2}</text>"#, bx + 90.0, (slot - 4.0) / 2.0 - 1.0, bx + 93.0 + w, yy + (slot - 4.0) / 2.0 - 2.0).unwrap();
         }
     }
+}
+
+/// Every figure of one server's rounds, by [`FIELDS`] name: `[median, min, max]`.
+pub fn sample_json(rounds: &[Sample]) -> serde_json::Value {
+    serde_json::Value::Object(
+        FIELDS
+            .iter()
+            .map(|(name, f)| {
+                (
+                    name.to_string(),
+                    spread_json(Spread::of(rounds.iter().map(f))),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// `[median, min, max]` with 3 decimals; a figure that is not finite is `null`.
+pub fn spread_json(s: Spread) -> serde_json::Value {
+    let num = |v: f64| {
+        if v.is_finite() {
+            serde_json::json!((v * 1000.0).round() / 1000.0)
+        } else {
+            serde_json::Value::Null
+        }
+    };
+    serde_json::json!([num(s.median), num(s.min), num(s.max)])
 }
 
 pub fn xml_escape(s: &str) -> String {

@@ -13,7 +13,9 @@
 //! round, so that drift on the machine hits them alike. With `restart`, every server is
 //! restarted before each round (the colocated layout, whose placement is a fresh draw); with
 //! `fresh_per_mode`, before each mode (the sweep: an adaptive spin policy starts every mode
-//! from its defaults instead of from what the previous mode taught it).
+//! from its defaults instead of from what the previous mode taught it). [`run_alone`] runs one
+//! server process at a time instead (`--only floor`, whose floor server spins on its CPU all
+//! the time it lives).
 
 use std::time::{Duration, Instant};
 
@@ -156,6 +158,39 @@ pub fn run(plan: &Plan, progress: &mut Progress) -> Vec<Vec<Vec<Sample>>> {
     out
 }
 
+/// Runs `plan` one server at a time: in every round each server in turn (in an order that
+/// rotates from round to round) is started, measured on every mode and stopped before the
+/// next one starts, so no server shares the CPUs with another; `restart` and
+/// `fresh_per_mode` do not apply. Returns the samples as `[mode][server][round]`.
+pub fn run_alone(plan: &Plan, progress: &mut Progress) -> Vec<Vec<Vec<Sample>>> {
+    pin::pin_current(plan.layout.client_cpus()).expect("pin the load generator");
+    let n = plan.specs.len();
+    let mut out = vec![vec![Vec::with_capacity(plan.rounds); n]; plan.modes.len()];
+    for round in 0..plan.rounds {
+        for k in 0..n {
+            let si = (k + round) % n;
+            let spec = &plan.specs[si];
+            let mut server = Server::start(spec, plan.layout.server_cpus());
+            let mut figures = Vec::new();
+            for (mi, mode) in plan.modes.iter().enumerate() {
+                let sample = measure(&mut server, mode, plan, spec);
+                figures.push(format!("{} p50 {:.1}us", mode.name(), sample.p50));
+                out[mi][si].push(sample);
+            }
+            server.stop();
+            progress.line(&format!(
+                "{} round {}/{} {}: {}",
+                plan.title,
+                round + 1,
+                plan.rounds,
+                spec.label_with_workers(),
+                figures.join(", ")
+            ));
+        }
+    }
+    out
+}
+
 fn measure(server: &mut Server, mode: &Mode, plan: &Plan, spec: &Spec) -> Sample {
     std::thread::sleep(SETTLE);
     let spin = plan.layout.is_remote();
@@ -166,6 +201,7 @@ fn measure(server: &mut Server, mode: &Mode, plan: &Plan, spec: &Spec) -> Sample
         Mode::Async { conns, depth, dur } => load::pipelined(server.addr, conns, depth, dur),
         Mode::Gap { gap, count } => load::gap(server.addr, gap, count, spin),
         Mode::Poisson { mean, conns, dur } => poisson::run(server.addr, conns, mean, dur, spin),
+        Mode::PollGap { gap, count } => load::poll_gap(server.addr, gap, count),
     };
     let c = Usage::now().since(c0);
     let s = server.usage().since(s0);

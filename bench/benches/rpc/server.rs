@@ -1,5 +1,5 @@
 //! The benchmark's servers: the same echo handler on spinpark and on tokio (and the kv
-//! server), each run in its own process (the bench binary re-executes itself with
+//! server, and the busy-polling floor server of `floor.rs`), each run in its own process (the bench binary re-executes itself with
 //! `--serve RUNTIME --workers N [--spin D] [--deadline]`).
 //!
 //! ```text
@@ -61,7 +61,8 @@ impl Spin {
 /// What server process to start.
 #[derive(Debug, Clone)]
 pub struct Spec {
-    /// `spinpark`, `tokio`, or `kv` (the kv example's server, on spinpark).
+    /// `spinpark`, `tokio`, `kv` (the kv example's server, on spinpark) or `floor` (one
+    /// thread busy-polling its sockets, `floor.rs`; its worker count is ignored).
     pub runtime: &'static str,
     pub workers: usize,
     /// spinpark's spin policy; `None` is the runtime's default (adaptive).
@@ -81,7 +82,7 @@ impl Spec {
     }
 
     pub fn spin(mut self, spin: Option<Spin>) -> Spec {
-        if self.runtime != "tokio" {
+        if !matches!(self.runtime, "tokio" | "floor") {
             self.spin = spin;
         }
         self
@@ -97,6 +98,15 @@ impl Spec {
         match self.spin {
             Some(s) => format!("{} spin={}", self.runtime, s.label()),
             None => self.runtime.to_string(),
+        }
+    }
+
+    /// [`Spec::label`] with the worker count (`spinpark 2w`), for tables that show one
+    /// runtime with several; the floor server has no workers to count.
+    pub fn label_with_workers(&self) -> String {
+        match self.runtime {
+            "floor" => self.label(),
+            _ => format!("{} {}w", self.label(), self.workers),
         }
     }
 
@@ -279,6 +289,7 @@ pub fn serve(spec: &Spec) {
         "spinpark" => serve_spinpark(spec.workers, spec.spin, spec.deadline),
         "tokio" => serve_tokio(spec.workers, spec.deadline),
         "kv" => serve_kv(spec.workers, spec.spin),
+        "floor" => serve_floor(),
         #[cfg(feature = "tokio-compat")]
         compat if compat.contains("compat") => crate::compat::serve(compat, spec.spin),
         other => panic!("unknown runtime {other}"),
@@ -343,6 +354,20 @@ fn serve_spinpark(workers: usize, spin: Option<Spin>, with_deadline: bool) {
     if spin == Some(Spin::Adaptive) {
         control_loop_then(|| eprintln!("{}", spin_summary(&rt)))
     }
+    control_loop();
+}
+
+/// The floor server (`floor.rs`): its busy-polling thread, and this one on stdin.
+fn serve_floor() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().unwrap().port();
+    let mut floor = crate::floor::Floor::new(listener, DEFAULT_MAX_FRAME).expect("floor server");
+    std::thread::Builder::new()
+        .name("floor".into())
+        .spawn(move || floor.run(&std::sync::atomic::AtomicBool::new(false)))
+        .expect("the floor server's thread");
+    println!("PORT {port}");
+    io::stdout().flush().ok();
     control_loop();
 }
 
