@@ -26,6 +26,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use crate::stats::{paired_ratios, verdict, Better, Spread};
+
 const RUNTIMES: [&str; 2] = ["spinpark", "tokio"];
 const SERVER_CPU: usize = 1;
 const CLIENT_CPU: usize = 0;
@@ -87,7 +89,7 @@ pub fn run(opts: &Options) {
     }
     println!(
         "\nHTTP: examples/http_server (GET /, {} server worker{}, server on CPU {SERVER_CPU}, \
-         wrk -t1 on CPU {CLIENT_CPU}{}), {} alternating rounds of {} s, medians.\n",
+         wrk -t1 on CPU {CLIENT_CPU}{}), {} alternating rounds of {} s.\n",
         opts.workers,
         if opts.workers == 1 { "" } else { "s" },
         if pin { "" } else { ", NOT pinned" },
@@ -95,26 +97,44 @@ pub fn run(opts: &Options) {
         opts.duration
     );
     println!(
-        "| wrk conns | runtime | req/s | p50 | p99 | server ctx sw. per req | server CPU per req |"
+        "Each figure: median (min-max) over the rounds; the ratio row pairs the two runtimes' \
+         runs of each round.\n"
+    );
+    println!(
+        "| wrk conns | runtime | req/s | p50 (us) | p99 (us) | server ctx sw. per req | server CPU per req (us) |"
     );
     println!("|---:|---|---:|---:|---:|---:|---:|");
+    type Figure = fn(&Sample) -> f64;
+    let figures: [(Figure, usize, Better); 5] = [
+        (|s| s.rps, 0, Better::Higher),
+        (|s| s.p50_us, 1, Better::Lower),
+        (|s| s.p99_us, 1, Better::Lower),
+        (|s| s.cs_per_req, 3, Better::Lower),
+        (|s| s.cpu_us_per_req, 2, Better::Lower),
+    ];
     for (ci, &conns) in opts.conns.iter().enumerate() {
-        let med: Vec<Sample> = samples[ci].iter().map(|s| Sample::median(s)).collect();
-        for (ri, m) in med.iter().enumerate() {
-            println!(
-                "| {conns} | {} | {:.0} | {:.1} us | {:.1} us | {:.3} | {:.2} us |",
-                RUNTIMES[ri], m.rps, m.p50_us, m.p99_us, m.cs_per_req, m.cpu_us_per_req
-            );
+        for (ri, runs) in samples[ci].iter().enumerate() {
+            let cells: Vec<String> = figures
+                .iter()
+                .map(|&(f, prec, _)| Spread::of(runs.iter().map(f)).show(prec))
+                .collect();
+            println!("| {conns} | {} | {} |", RUNTIMES[ri], cells.join(" | "));
         }
-        let (a, b) = (&med[0], &med[1]);
-        println!(
-            "| {conns} | **spinpark/tokio** | **{:.2}x** | {:.2}x | {:.2}x | {:.2}x | {:.2}x |",
-            a.rps / b.rps,
-            a.p50_us / b.p50_us,
-            a.p99_us / b.p99_us,
-            a.cs_per_req / b.cs_per_req.max(f64::MIN_POSITIVE),
-            a.cpu_us_per_req / b.cpu_us_per_req
-        );
+        let (a, b) = (&samples[ci][0], &samples[ci][1]);
+        let cells: Vec<String> = figures
+            .iter()
+            .map(|&(f, _, better)| {
+                let x: Vec<f64> = a.iter().map(f).collect();
+                let y: Vec<f64> = b.iter().map(f).collect();
+                let ratios = paired_ratios(&x, &y);
+                format!(
+                    "{} {}",
+                    Spread::of(ratios.iter().copied()).show_ratio(),
+                    verdict(&ratios, better).word()
+                )
+            })
+            .collect();
+        println!("| {conns} | **spinpark/tokio** | {} |", cells.join(" | "));
     }
 }
 
@@ -128,23 +148,6 @@ struct Sample {
     cpu_us_per_req: f64,
 }
 
-impl Sample {
-    /// The median of each figure on its own.
-    fn median(samples: &[Sample]) -> Sample {
-        let med = |f: fn(&Sample) -> f64| {
-            let mut v: Vec<f64> = samples.iter().map(f).collect();
-            v.sort_by(|a, b| a.total_cmp(b));
-            v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-        };
-        Sample {
-            rps: med(|s| s.rps),
-            p50_us: med(|s| s.p50_us),
-            p99_us: med(|s| s.p99_us),
-            cs_per_req: med(|s| s.cs_per_req),
-            cpu_us_per_req: med(|s| s.cpu_us_per_req),
-        }
-    }
-}
 
 fn find_on_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
