@@ -148,7 +148,6 @@ struct Sample {
     cpu_us_per_req: f64,
 }
 
-
 fn find_on_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|d| d.join(name))

@@ -606,16 +606,18 @@ pub(crate) struct SpinWindow {
 }
 
 impl SpinWindow {
-    /// Called after each unsuccessful scan: pauses briefly and says whether to scan again.
-    /// The window ends at its deadline, or early when the spinner was kept off its core.
-    pub(crate) fn keep_spinning(&mut self) -> bool {
+    /// Called after each unsuccessful scan: says whether to scan again. The window ends at its
+    /// deadline, or early when the spinner was kept off its core. A scan that `polled` the
+    /// reactor made a syscall, which paces the loop; one that did not (no reactor, or another
+    /// worker polling it) pauses briefly, so as not to hammer the queues' cache lines.
+    pub(crate) fn keep_spinning(&mut self, polled: bool) -> bool {
         let Some(deadline) = self.deadline else {
             return false;
         };
         self.iterations = self.iterations.wrapping_add(1);
         if self.iterations % YIELD_EVERY == 0 {
             std::thread::yield_now();
-        } else {
+        } else if !polled {
             for _ in 0..4 {
                 std::hint::spin_loop();
             }
@@ -629,6 +631,11 @@ impl SpinWindow {
     /// How long this window has spun so far.
     pub(crate) fn elapsed(&self) -> Duration {
         self.started.elapsed()
+    }
+
+    /// The window's last clock reading: its start, or the end of the last scan.
+    pub(crate) fn last(&self) -> Instant {
+        self.last
     }
 
     /// How long this window had spun at `t` (a reading the caller already took).

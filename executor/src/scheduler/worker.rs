@@ -332,12 +332,20 @@ impl<'a> Worker<'a> {
     /// whether it dispatched anything. Either way this worker is attending: it pushes the
     /// watch's alarm ahead (`idle/watch.rs`), which costs a syscall every half period at most.
     pub(crate) fn poll_driver(&self) -> bool {
-        self.shared.idle.attend(self.shared.policy.now());
-        let polled = self
-            .shared
-            .driver
-            .try_poll(|| bump(&self.counters.driver_polls));
-        polled > 0
+        self.poll_driver_at(self.shared.policy.now()) == Some(true)
+    }
+
+    /// [`Worker::poll_driver`] at policy time `now` (a reading the caller took): `None` when
+    /// it did not poll (no reactor, or another worker is polling it), else whether it
+    /// dispatched anything.
+    fn poll_driver_at(&self, now: Nanos) -> Option<bool> {
+        self.shared.idle.attend(now);
+        let mut polled = false;
+        let n = self.shared.driver.try_poll(|| {
+            polled = true;
+            bump(&self.counters.driver_polls);
+        });
+        polled.then_some(n > 0)
     }
 
     /// The spin policy learns from the idle period that ended last, now that the work it
@@ -402,10 +410,13 @@ impl<'a> Worker<'a> {
                         shared.idle.stop_spinning(false, || false, || {});
                         return None;
                     }
-                    if self.poll_driver() {
-                        continue;
-                    }
-                    if !window.keep_spinning() {
+                    // The window's last clock reading serves the watch: one read per scan.
+                    let polled = match self.poll_driver_at(policy.at(window.last())) {
+                        Some(true) => continue,
+                        Some(false) => true,
+                        None => false,
+                    };
+                    if !window.keep_spinning(polled) {
                         break;
                     }
                 }
