@@ -240,13 +240,18 @@ impl Sleep {
         }
     }
 
-    /// Takes the timer out of the store, which is then done with the node.
+    /// Takes the timer out of the store, which is then done with the node, and marks the sleep
+    /// done (a `Timeout` that completes uses this as its terminated mark).
     fn unregister(&mut self) {
-        if let State::Registered(r, t) | State::Fired(r, t) =
-            std::mem::replace(&mut self.state, State::Done)
-        {
-            r.timers.cancel(&self.node, &t);
+        // Cancel through a reference, then overwrite: moving the state out whole (a 16-byte
+        // copy of fields that `arm` stored one by one) stalls on store forwarding, which was
+        // a tenth of an arm + cancel.
+        match &self.state {
+            State::Registered(r, t) | State::Fired(r, t) => r.timers.cancel(&self.node, t),
+            State::Done => return,
+            State::Unregistered | State::Bound(_) => {}
         }
+        self.state = State::Done;
     }
 
     /// Whether this sleep has completed (and not been reset since).

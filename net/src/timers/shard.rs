@@ -67,7 +67,21 @@ impl NodePtr {
 pub(super) struct Shard {
     inner: Mutex<Inner>,
     /// The tick of the wheel's earliest slot; `u64::MAX` if it is empty.
-    next: AtomicU64,
+    next: Hint,
+}
+
+/// The shard's hint, on a line of its own: every reactor turn of every worker reads it, so on
+/// the lock's line each of those reads would take the line from the worker arming and
+/// cancelling there, and each of its lock operations take it back. Apart, the readers share a
+/// line that is written only when the earliest slot moves earlier or a slot fires.
+#[repr(align(128))]
+struct Hint(AtomicU64);
+
+impl std::ops::Deref for Hint {
+    type Target = AtomicU64;
+    fn deref(&self) -> &AtomicU64 {
+        &self.0
+    }
 }
 
 struct Inner {
@@ -90,7 +104,7 @@ impl Shard {
                 wheel: Wheel::new(),
                 closed: false,
             }),
-            next: AtomicU64::new(u64::MAX),
+            next: Hint(AtomicU64::new(u64::MAX)),
         }
     }
 
