@@ -46,6 +46,8 @@ use crate::timers::Timers;
 
 /// Events read per `epoll_wait`.
 const EVENTS: usize = 64;
+/// How many events a turn files under the slab's lock before it dispatches them.
+const DISPATCH_BATCH: usize = 8;
 
 /// Per-runtime reactor state, shared by the driver and every I/O object.
 pub(crate) struct Reactor {
@@ -275,13 +277,16 @@ impl Reactor {
         // zero events); if it somehow does, report nothing rather than spin on the error.
         let n = self.epoll.wait(&mut events, timeout).unwrap_or_default();
         let mut dispatched = 0;
-        if n > 0 {
-            // Collected under the slab lock, dispatched after it: a woken task may drop a
-            // socket, which takes the lock to deregister.
-            let mut ready: [Option<(Arc<Readiness>, usize)>; EVENTS] = [const { None }; EVENTS];
+        // Collected under the slab lock, dispatched after it: a woken task may drop a socket,
+        // which takes the lock to deregister. A few at a time, so that the common turn (one or
+        // two events) fills and drops a small array, not one the size of `events`.
+        for batch in events[..n].chunks(DISPATCH_BATCH) {
+            let mut ready: [Option<(Arc<Readiness>, usize)>; DISPATCH_BATCH] =
+                [const { None }; DISPATCH_BATCH];
+            let mut k = 0;
             {
                 let slab = self.slab();
-                for ev in &events[..n] {
+                for ev in batch {
                     // SAFETY: epoll_wait initialised the first `n` entries.
                     let ev = unsafe { ev.assume_init() };
                     let token = ev.u64;
@@ -292,17 +297,18 @@ impl Reactor {
                             generation: g,
                             source: Some(s),
                         }) if *g == generation => {
-                            ready[dispatched] = Some((s.clone(), readiness_bits(ev.events)));
-                            dispatched += 1;
+                            ready[k] = Some((s.clone(), readiness_bits(ev.events)));
+                            k += 1;
                         }
                         // Stale: the fd was deregistered after the kernel queued this event.
                         _ => {}
                     }
                 }
             }
-            for (source, bits) in ready[..dispatched].iter_mut().filter_map(Option::take) {
+            for (source, bits) in ready[..k].iter_mut().filter_map(Option::take) {
                 source.set_ready(bits);
             }
+            dispatched += k;
         }
         // One clock read per turn, and none when no timer is pending.
         dispatched + self.timers.fire_due(|| self.timer_now())
