@@ -137,13 +137,39 @@ fn split_frames(buf: &[u8]) -> (usize, usize) {
 /// One client, requests spaced by `gap` (from a response to the next request), `count` of them.
 /// With `spin` (the remote layout) each gap ends precisely: see `clock::wait_until`.
 pub fn gap(addr: SocketAddr, gap: Duration, count: usize, spin: bool) -> LoadResult {
-    set_fine_timer_slack();
     let mut c = Client::connect(addr).expect("connect");
     let req = request();
+    spaced(
+        || check(c.call(&req).expect("round trip")),
+        gap,
+        count,
+        spin,
+    )
+}
+
+/// [`gap`] with a client that busy-polls: a nonblocking socket it spins on until the whole
+/// reply is in, and gaps that always end precisely (spinning for their last part), so that
+/// the client adds no wake-up of its own to a round trip.
+pub fn poll_gap(addr: SocketAddr, gap: Duration, count: usize) -> LoadResult {
+    let mut c = PollClient::connect(addr)
+        .expect("connect")
+        .max_frame(PAYLOAD);
+    let req = request();
+    spaced(
+        || check(c.call(&req).expect("round trip")),
+        gap,
+        count,
+        true,
+    )
+}
+
+/// `count` checked round trips (after 10 that warm the connection and the server's caches
+/// up), each `gap` after the previous reply, ending precisely with `spin`.
+fn spaced(mut round_trip: impl FnMut(), gap: Duration, count: usize, spin: bool) -> LoadResult {
+    set_fine_timer_slack();
     let mut h = histogram();
-    // Warm the connection (and the server's caches) up.
     for _ in 0..10 {
-        check(c.call(&req).expect("round trip"));
+        round_trip();
     }
     let start = Instant::now();
     let mut paused = Duration::ZERO;
@@ -154,40 +180,7 @@ pub fn gap(addr: SocketAddr, gap: Duration, count: usize, spin: bool) -> LoadRes
             paused += t.elapsed();
         }
         let t = Instant::now();
-        check(c.call(&req).expect("round trip"));
-        h.record(t.elapsed().as_nanos() as u64).ok();
-    }
-    LoadResult {
-        requests: count as u64,
-        elapsed: start.elapsed(),
-        latency: h,
-        achieved_gap: Some(paused / count.max(1) as u32),
-    }
-}
-
-/// [`gap`] with a client that busy-polls: a nonblocking socket it spins on until the whole
-/// reply is in, and gaps that always end precisely (spinning for their last part), so that
-/// the client adds no wake-up of its own to a round trip.
-pub fn poll_gap(addr: SocketAddr, gap: Duration, count: usize) -> LoadResult {
-    set_fine_timer_slack();
-    let mut c = PollClient::connect(addr)
-        .expect("connect")
-        .max_frame(PAYLOAD);
-    let req = request();
-    let mut h = histogram();
-    for _ in 0..10 {
-        check(c.call(&req).expect("round trip"));
-    }
-    let start = Instant::now();
-    let mut paused = Duration::ZERO;
-    for _ in 0..count {
-        if !gap.is_zero() {
-            let t = Instant::now();
-            wait_until(t + gap, true);
-            paused += t.elapsed();
-        }
-        let t = Instant::now();
-        check(c.call(&req).expect("round trip"));
+        round_trip();
         h.record(t.elapsed().as_nanos() as u64).ok();
     }
     LoadResult {
