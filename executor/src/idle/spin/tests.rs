@@ -648,15 +648,11 @@ fn settling_an_ended_period_teaches_what_ending_it_then_would() {
         }
         direct.end(a, a.spins(), d);
         // Deferred: an expired window was charged when it expired, as the worker does.
-        let (ended_window, at) = if caught {
-            (spin, now + d)
-        } else {
-            (None, now + d)
-        };
+        let ended_window = if caught { spin } else { None };
         if a.spins() && !caught {
             deferred.spun(now + a.window as u64, a.window as u64);
         }
-        let ended = deferred.ended(b, b.spins(), at, ended_window);
+        let ended = deferred.ended(b, b.spins(), now + d, ended_window);
         assert_eq!(deferred.settle(ended), ended_window.unwrap_or(0));
         now += d + 3 * US;
     }
