@@ -1,6 +1,7 @@
 //! The benchmark's servers: the same echo handler on spinpark and on tokio (and the kv
-//! server, and the busy-polling floor server of `floor.rs`), each run in its own process (the bench binary re-executes itself with
-//! `--serve RUNTIME --workers N [--spin D] [--deadline]`).
+//! server, and the busy-polling floor server of `floor.rs`), each run in its own process
+//! (the bench binary re-executes itself with `--serve RUNTIME --workers N [--spin D]
+//! [--deadline]`).
 //!
 //! ```text
 //! let spec = Spec::new("spinpark", 2).spin(Some(Spin::Fixed(Duration::from_micros(25))));
