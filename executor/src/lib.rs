@@ -60,8 +60,11 @@ compile_error!(
 //   metrics).
 // * `runtime/`: the public face (`Builder`, `Runtime`, `Handle`, `block_on`, `JoinSet`).
 //
-// `driver.rs` is the public module for reactor authors. Under `--cfg loom` only `idle/` is
+// `exclusive.rs` (a wrapper that shares nothing, for `Sync` types holding `!Sync` parts) is
+// used by any layer. `driver.rs` is the public module for reactor authors. Under `--cfg loom` only `idle/` is
 // built (crossbeam's queues and real threads are not loom-aware).
+#[cfg(not(loom))]
+mod exclusive;
 mod idle;
 #[cfg(not(loom))]
 mod local;
@@ -85,15 +88,28 @@ pub use idle::loom_model;
 pub use driver::Driver;
 #[cfg(not(loom))]
 pub use local::{LocalEnterGuard, LocalSet, RunUntil};
+#[cfg(not(loom))]
+#[doc(hidden)]
+pub use runtime::rt_shutdown_err;
 /// A runtime's id (`spinpark::runtime::Id`); see [`Handle::id`].
 #[cfg(not(loom))]
 pub use runtime::Id as RuntimeId;
 #[cfg(not(loom))]
 pub use runtime::{
-    block_in_place, spawn, spawn_blocking, spawn_local, worker_index, Builder, EnterGuard, Handle,
-    JoinSet, LocalOptions, LocalRuntime, Runtime, RuntimeFlavor, TryCurrentError, DEFAULT_SPIN,
+    block_in_place, is_rt_shutdown_err, spawn, spawn_blocking, spawn_local, worker_index, Builder,
+    EnterGuard, Handle, JoinSet, LocalOptions, LocalRuntime, Runtime, RuntimeFlavor,
+    TryCurrentError, DEFAULT_SPIN,
 };
 #[cfg(not(loom))]
 pub use scheduler::{RuntimeMetrics, WorkerMetrics};
 #[cfg(not(loom))]
 pub use task::{coop, yield_now, AbortHandle, JoinError, JoinHandle, YieldNow};
+
+/// Whether blocking this thread would stall a runtime: it is one of a runtime's workers, or
+/// runs a `block_on` (a blocking-pool thread and a `block_in_place` closure may block). For
+/// the facade's `sync` module, whose `blocking_*` methods panic there, as tokio's do.
+#[cfg(not(loom))]
+#[doc(hidden)]
+pub fn blocking_forbidden() -> bool {
+    scheduler::current::block_on_forbidden()
+}

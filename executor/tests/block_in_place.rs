@@ -171,6 +171,84 @@ fn many_tasks_blocking_in_place_under_load() {
             }
         });
         assert_eq!(count.load(SeqCst), 400);
-        assert!(rt.handle().blocking_threads() <= 64);
+        // The blocking bound, plus at most one thread per worker carrying its place (as
+        // tokio's pool: max_blocking_threads plus the workers).
+        assert!(rt.handle().blocking_threads() <= 64 + 2);
+    });
+}
+
+#[test]
+fn blocking_code_may_block_on_futures_that_yield_or_spend_a_budget() {
+    within("block_on inside block_in_place", || {
+        let rt = common::rt(1);
+        let spent = rt
+            .block_on(rt.spawn(async {
+                // Yields and spent budgets inside `f` wake at once: nobody would run the
+                // worker's deferred list while `f` blocks this thread.
+                block_in_place(|| Handle::current().block_on(yield_now()));
+                // The budget is off inside `f`, as in tokio: twice the task's budget of
+                // operations and not one yield.
+                block_in_place(|| {
+                    Handle::current().block_on(async {
+                        let mut ready = 0;
+                        for _ in 0..spinpark_executor::coop::BUDGET * 2 {
+                            std::future::poll_fn(|cx| match spinpark_executor::coop::poll_proceed(
+                                cx,
+                            ) {
+                                std::task::Poll::Ready(unit) => {
+                                    unit.made_progress();
+                                    std::task::Poll::Ready(())
+                                }
+                                std::task::Poll::Pending => std::task::Poll::Pending,
+                            })
+                            .await;
+                            ready += 1;
+                        }
+                        ready
+                    })
+                })
+            }))
+            .unwrap();
+        assert_eq!(spent, spinpark_executor::coop::BUDGET * 2);
+    });
+}
+
+#[test]
+fn tasks_that_yielded_are_woken_before_blocking_code_runs() {
+    within("deferred wake-ups and block_in_place", || {
+        struct Flag(std::sync::atomic::AtomicBool);
+        impl std::task::Wake for Flag {
+            fn wake(self: Arc<Self>) {
+                self.0.store(true, SeqCst);
+            }
+        }
+        let rt = common::rt(1);
+        let woken = Arc::new(Flag(std::sync::atomic::AtomicBool::new(false)));
+        let (started_tx, started_rx) = mpsc::channel();
+        let (release_tx, release_rx) = mpsc::channel::<()>();
+        let task = {
+            let woken = woken.clone();
+            rt.spawn(async move {
+                // A yield polled inside this task's poll: its wake-up waits in the worker's
+                // deferred list for the worker's next reactor turn...
+                let mut y = Box::pin(yield_now());
+                let waker = std::task::Waker::from(woken);
+                let cx = &mut std::task::Context::from_waker(&waker);
+                assert!(std::future::Future::poll(y.as_mut(), cx).is_pending());
+                // ...which must not wait for blocking code that may run for long.
+                block_in_place(move || {
+                    started_tx.send(()).unwrap();
+                    release_rx.recv().unwrap();
+                });
+            })
+        };
+        started_rx.recv().unwrap();
+        let woken_while_blocking = woken.0.load(SeqCst);
+        release_tx.send(()).unwrap();
+        rt.block_on(task).unwrap();
+        assert!(
+            woken_while_blocking,
+            "the yield waited for the blocking code to end"
+        );
     });
 }

@@ -72,8 +72,9 @@ fn a_multi_thread_runtime_runs_tasks_after_a_panic_in_block_on() {
 async fn budget_granted(limit: u32) -> u32 {
     poll_fn(|cx| {
         for n in 0..limit {
-            if coop::poll_proceed(cx).is_pending() {
-                return Poll::Ready(n);
+            match coop::poll_proceed(cx) {
+                Poll::Ready(unit) => unit.made_progress(),
+                Poll::Pending => return Poll::Ready(n),
             }
         }
         Poll::Ready(limit)

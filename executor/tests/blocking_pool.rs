@@ -137,3 +137,124 @@ fn shutdown_timeout_of_duration_max_means_no_deadline() {
             .expect("shutdown_timeout(MAX) waits for running closures");
     });
 }
+
+#[test]
+fn block_in_place_leaves_the_blocking_bound_to_spawn_blocking() {
+    within("max_blocking_threads(1) after block_in_place", || {
+        let rt = Builder::new()
+            .worker_threads(1)
+            .max_blocking_threads(1)
+            .build()
+            .unwrap();
+        // The pool thread that takes the worker's place keeps it (it runs the worker loop)
+        // until shutdown; the one blocking slot must stay free for closures. The task blocks
+        // in place until a task queued on its worker has run, which only the thread that took
+        // the place over can do: so the hand-off did happen.
+        rt.block_on(rt.spawn(async {
+            let (tx, rx) = mpsc::channel();
+            spinpark_executor::spawn(async move { tx.send(()).unwrap() });
+            spinpark_executor::block_in_place(|| rx.recv().unwrap());
+        }))
+        .unwrap();
+        for _ in 0..3 {
+            assert_eq!(rt.block_on(rt.spawn_blocking(|| 7)).unwrap(), 7);
+        }
+    });
+}
+
+#[test]
+fn every_worker_carried_by_the_pool_still_leaves_the_whole_bound() {
+    within("two carried workers, two blocking slots", || {
+        let rt = Builder::new()
+            .worker_threads(2)
+            .max_blocking_threads(2)
+            .build()
+            .unwrap();
+        // Both workers hand their places to pool threads (each task blocks in place until
+        // both have, so neither can run the other's).
+        let both = Arc::new(Barrier::new(2));
+        let tasks: Vec<_> = (0..2)
+            .map(|_| {
+                let both = both.clone();
+                rt.spawn(async move {
+                    spinpark_executor::block_in_place(move || {
+                        both.wait();
+                    });
+                })
+            })
+            .collect();
+        for t in tasks {
+            rt.block_on(t).unwrap();
+        }
+        // Two closures that wait for each other need both blocking slots at once.
+        let pair = Arc::new(Barrier::new(2));
+        let closures: Vec<_> = (0..2)
+            .map(|i| {
+                let pair = pair.clone();
+                rt.spawn_blocking(move || {
+                    pair.wait();
+                    i
+                })
+            })
+            .collect();
+        let got: Vec<_> = closures
+            .into_iter()
+            .map(|c| rt.block_on(c).unwrap())
+            .collect();
+        assert_eq!(got, [0, 1]);
+    });
+}
+
+#[test]
+fn a_closure_queued_just_before_shutdown_timeout_still_runs() {
+    within("spawn_blocking then shutdown_timeout", || {
+        // As tokio: the thread started for the closure runs it, even if the shutdown comes
+        // before that thread has looked at the queue. Many rounds, since that is a race.
+        for round in 0..200 {
+            let rt = common::rt(1);
+            let (tx, rx) = mpsc::channel();
+            let handle = rt.spawn_blocking(move || {
+                std::thread::sleep(Duration::from_millis(1));
+                tx.send(round).unwrap();
+                round
+            });
+            rt.shutdown_timeout(Duration::from_secs(20));
+            assert_eq!(
+                rx.try_recv(),
+                Ok(round),
+                "round {round}: the closure did not run"
+            );
+            let out = futures_util::FutureExt::now_or_never(handle).expect("finished");
+            assert_eq!(out.unwrap(), round);
+        }
+    });
+}
+
+#[test]
+fn closures_queued_past_the_bound_run_before_the_busy_thread_exits() {
+    within("queued past the bound at shutdown", || {
+        let rt = Builder::new()
+            .worker_threads(1)
+            .max_blocking_threads(1)
+            .build()
+            .unwrap();
+        let (started_tx, started_rx) = mpsc::channel();
+        let (release_tx, release_rx) = mpsc::channel::<()>();
+        let busy = rt.spawn_blocking(move || {
+            started_tx.send(()).unwrap();
+            release_rx.recv().unwrap();
+        });
+        started_rx.recv().unwrap();
+        // Past the bound: waits for the busy thread, which runs it before it exits.
+        let queued = rt.spawn_blocking(|| 5);
+        release_tx.send(()).unwrap();
+        rt.shutdown_timeout(Duration::from_secs(20));
+        assert!(futures_util::FutureExt::now_or_never(busy).unwrap().is_ok());
+        assert_eq!(
+            futures_util::FutureExt::now_or_never(queued)
+                .unwrap()
+                .unwrap(),
+            5
+        );
+    });
+}

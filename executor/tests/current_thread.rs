@@ -179,7 +179,10 @@ fn panics_reach_the_join_handle_and_abort_cancels() {
         rt.block_on(async {
             let err = spawn(async { panic!("boom in a task") }).await.unwrap_err();
             assert!(err.is_panic());
-            assert_eq!(err.to_string(), "task panicked: boom in a task");
+            assert_eq!(
+                err.to_string(),
+                format!("task {} panicked with message \"boom in a task\"", err.id())
+            );
             let stuck = spawn(std::future::pending::<()>());
             stuck.abort();
             assert!(stuck.await.unwrap_err().is_cancelled());
@@ -445,4 +448,156 @@ fn tasks_left_at_multi_thread_shutdown_are_dropped_inside_the_runtime() {
         );
         assert_eq!(spawned.load(SeqCst), 8);
     });
+}
+
+/// Records the order in which tasks ran.
+#[derive(Clone, Default)]
+struct Order(Arc<std::sync::Mutex<Vec<usize>>>);
+
+impl Order {
+    fn push(&self, i: usize) {
+        self.0.lock().unwrap().push(i);
+    }
+
+    fn take(&self) -> Vec<usize> {
+        std::mem::take(&mut self.0.lock().unwrap())
+    }
+}
+
+#[test]
+fn tasks_spawned_from_block_on_run_in_spawn_order() {
+    let rt = current();
+    let order = Order::default();
+    rt.block_on(async {
+        let tasks: Vec<_> = (0..8)
+            .map(|i| {
+                let order = order.clone();
+                spawn(async move { order.push(i) })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+    });
+    assert_eq!(order.take(), (0..8).collect::<Vec<_>>());
+}
+
+#[test]
+fn tasks_spawned_from_a_task_run_in_spawn_order() {
+    let rt = current();
+    let order = Order::default();
+    let tasks = rt.block_on({
+        let order = order.clone();
+        rt.spawn(async move {
+            (0..8)
+                .map(|i| {
+                    let order = order.clone();
+                    spawn(async move { order.push(i) })
+                })
+                .collect::<Vec<_>>()
+        })
+    });
+    rt.block_on(async {
+        for t in tasks.unwrap() {
+            t.await.unwrap();
+        }
+    });
+    assert_eq!(order.take(), (0..8).collect::<Vec<_>>());
+}
+
+/// A future that is pending until `open` is set, leaving its waker in `waker`.
+struct Gate {
+    open: Arc<AtomicBool>,
+    waker: Arc<std::sync::Mutex<Option<std::task::Waker>>>,
+}
+
+impl Future for Gate {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.open.load(SeqCst) {
+            return Poll::Ready(());
+        }
+        *self.waker.lock().unwrap() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// Tasks woken (not spawned) on a current-thread runtime also run in the order they were
+/// woken, behind what was queued before them, as on tokio's current-thread scheduler (which
+/// has no LIFO slot).
+#[test]
+fn woken_tasks_run_in_wake_order() {
+    let rt = current();
+    let order = Order::default();
+    rt.block_on(async {
+        let gates: Vec<_> = (0..4)
+            .map(|_| (Arc::new(AtomicBool::new(false)), Arc::default()))
+            .collect();
+        let waiters: Vec<_> = gates
+            .iter()
+            .enumerate()
+            .map(|(i, (open, waker))| {
+                let gate = Gate {
+                    open: open.clone(),
+                    waker: Arc::clone(waker),
+                };
+                let order = order.clone();
+                spawn(async move {
+                    gate.await;
+                    order.push(i);
+                })
+            })
+            .collect();
+        // Let every waiter reach its gate.
+        while gates.iter().any(|(_, w)| w.lock().unwrap().is_none()) {
+            yield_now().await;
+        }
+        let waker_task = spawn({
+            let order = order.clone();
+            async move {
+                // Wakes 2, 0, 3, 1, with a spawned task (10) queued between 0 and 3.
+                let wake = |i: usize| {
+                    gates[i].0.store(true, SeqCst);
+                    gates[i].1.lock().unwrap().take().unwrap().wake();
+                };
+                wake(2);
+                wake(0);
+                let spawned = spawn(async move { order.push(10) });
+                wake(3);
+                wake(1);
+                Some(spawned) // the task's handle, to await once it ran
+            }
+        });
+        let spawned = waker_task.await.unwrap();
+        spawned.unwrap().await.unwrap();
+        for w in waiters {
+            w.await.unwrap();
+        }
+    });
+    assert_eq!(order.take(), vec![2, 0, 10, 3, 1]);
+}
+
+/// The contrast: a multi-thread runtime's worker runs the task spawned last first (its LIFO
+/// slot, as tokio's), then the others in spawn order.
+#[test]
+fn the_multi_thread_runtime_keeps_its_lifo_slot() {
+    let rt = Builder::new().worker_threads(1).build().unwrap();
+    let order = Order::default();
+    let tasks = rt.block_on({
+        let order = order.clone();
+        rt.spawn(async move {
+            (0..4)
+                .map(|i| {
+                    let order = order.clone();
+                    spawn(async move { order.push(i) })
+                })
+                .collect::<Vec<_>>()
+        })
+    });
+    rt.block_on(async {
+        for t in tasks.unwrap() {
+            t.await.unwrap();
+        }
+    });
+    assert_eq!(order.take(), vec![3, 0, 1, 2]);
 }

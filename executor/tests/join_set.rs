@@ -596,3 +596,48 @@ fn a_join_handle_gives_abort_handles_that_outlive_it() {
         });
     });
 }
+
+#[test]
+fn join_next_past_the_budget_over_finished_tasks_does_not_spin() {
+    // The unit join_next takes must not also be demanded by the handle it polls: with the
+    // budget spent on the last unit the entry would wake itself for ever (in a current-thread
+    // runtime's block_on, where a wake-up is not deferred).
+    async fn join_all() -> usize {
+        let mut set = JoinSet::new();
+        for i in 0..1000 {
+            set.spawn(async move { i });
+        }
+        // Let them all finish first.
+        for _ in 0..10 {
+            yield_now().await;
+        }
+        // An odd budget left, so that some join_next takes the last unit (each result costs
+        // one unit when the handle does not charge again, two when it does).
+        spinpark_executor::coop::consume_budget().await;
+        let mut joined = 0;
+        while let Some(r) = set.join_next().await {
+            r.unwrap();
+            joined += 1;
+        }
+        joined
+    }
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let current = spinpark_executor::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let _ = tx.send(current.block_on(join_all()));
+        let one = spinpark_executor::Builder::new()
+            .worker_threads(1)
+            .build()
+            .unwrap();
+        let _ = tx.send(one.block_on(one.spawn(join_all())).unwrap());
+    });
+    for flavor in ["current-thread block_on", "a task on one worker"] {
+        assert_eq!(
+            rx.recv_timeout(Duration::from_secs(30)),
+            Ok(1000),
+            "{flavor}: join_next hung"
+        );
+    }
+}

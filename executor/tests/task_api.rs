@@ -287,7 +287,9 @@ fn has_budget_remaining_turns_false_when_spent() {
             .block_on(rt.spawn(async {
                 let before = coop::has_budget_remaining();
                 std::future::poll_fn(|cx| {
-                    while coop::poll_proceed(cx).is_ready() {}
+                    while let Poll::Ready(unit) = coop::poll_proceed(cx) {
+                        unit.made_progress();
+                    }
                     Poll::Ready(())
                 })
                 .await;
@@ -295,5 +297,72 @@ fn has_budget_remaining_turns_false_when_spent() {
             }))
             .unwrap();
         assert!(before && !after);
+    });
+}
+
+#[test]
+fn join_errors_name_their_task_as_tokio_does() {
+    within("join error texts", || {
+        let rt = common::rt(1);
+        rt.block_on(async {
+            let err = spawn(async { panic!("boom {}", 12) }).await.unwrap_err();
+            let id = err.id();
+            assert_eq!(
+                err.to_string(),
+                format!("task {id} panicked with message \"boom 12\"")
+            );
+            assert_eq!(
+                format!("{err:?}"),
+                format!("JoinError::Panic(Id({id}), \"boom 12\", ...)")
+            );
+            assert_eq!(std::io::Error::from(err).to_string(), "task panicked");
+
+            let err = spawn(async { std::panic::panic_any(7i32) })
+                .await
+                .unwrap_err();
+            let id = err.id();
+            assert_eq!(err.to_string(), format!("task {id} panicked"));
+            assert_eq!(
+                format!("{err:?}"),
+                format!("JoinError::Panic(Id({id}), ...)")
+            );
+
+            let task = spawn(std::future::pending::<()>());
+            task.abort();
+            let err = task.await.unwrap_err();
+            let id = err.id();
+            assert_eq!(err.to_string(), format!("task {id} was cancelled"));
+            assert_eq!(
+                format!("{err:?}"),
+                format!("JoinError::Cancelled(Id({id}))")
+            );
+            assert_eq!(std::io::Error::from(err).to_string(), "task was cancelled");
+        });
+    });
+}
+
+#[test]
+fn an_operation_that_stays_pending_gives_its_budget_unit_back() {
+    within("restore on pending", || {
+        let rt = common::rt(1);
+        let granted = rt
+            .block_on(rt.spawn(async {
+                // Twice the budget of operations that take a unit and end `Pending` (the
+                // unit is dropped without `made_progress`): none of them may spend it.
+                std::future::poll_fn(|cx| {
+                    let mut granted = 0;
+                    for _ in 0..coop::BUDGET * 2 {
+                        match coop::poll_proceed(cx) {
+                            Poll::Ready(unit) => drop(unit),
+                            Poll::Pending => break,
+                        }
+                        granted += 1;
+                    }
+                    Poll::Ready(granted)
+                })
+                .await
+            }))
+            .unwrap();
+        assert_eq!(granted, coop::BUDGET * 2);
     });
 }

@@ -72,9 +72,16 @@ impl<T: AsRawFd> fmt::Debug for AsyncFd<T> {
     }
 }
 
-/// `InvalidInput` unless `fd` is in non-blocking mode: an operation on a blocking fd would
-/// stall a worker.
+/// Whether `fd` can go on the reactor: `EPERM` for a regular file or a directory, which
+/// epoll does not support (what registering it would say, whatever its mode, as in tokio);
+/// otherwise `InvalidInput` unless `fd` is in non-blocking mode: an operation on a blocking
+/// fd would stall a worker.
 fn check_nonblocking(fd: RawFd) -> io::Result<()> {
+    let kind = crate::sys::fd::file_type(fd)?;
+    if kind == libc::S_IFREG || kind == libc::S_IFDIR {
+        // The OS error as it is, so that `raw_os_error()` answers `EPERM`.
+        return Err(io::Error::from_raw_os_error(libc::EPERM));
+    }
     if crate::sys::is_nonblocking(fd)? {
         Ok(())
     } else {
@@ -377,7 +384,11 @@ impl<T: AsRawFd> AsyncFd<T> {
         &mut self,
         interest: Interest,
     ) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
-        let seen = poll_fn(|cx| self.io.poll_mask(interest.mask(), cx)).await?;
+        // The closure holds the unique borrow (moved in), not a shared one: `&mut T` is `Send`
+        // when `T` is, `&T` only when `T` is `Sync`, so the future is `Send` for a `Send`
+        // inner type, as tokio's.
+        let io = &mut self.io;
+        let seen = poll_fn(move |cx| io.poll_mask(interest.mask(), cx)).await?;
         Ok(AsyncFdReadyMutGuard::new(self, seen, interest))
     }
 

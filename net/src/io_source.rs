@@ -98,7 +98,7 @@ impl<T: AsRawFd> IoSource<T> {
     }
 
     /// Runs `op` when the socket is ready in `dir`, until it does not return `WouldBlock`.
-    /// Each call takes one unit of the task's cooperative budget.
+    /// Each call that completes takes one unit of the task's cooperative budget.
     ///
     /// `drained` looks at a successful result: when it says the operation emptied the socket's
     /// buffer (a read) or filled it (a write), the direction's readiness is cleared at once, so
@@ -108,10 +108,25 @@ impl<T: AsRawFd> IoSource<T> {
         &self,
         dir: Direction,
         cx: &mut Context<'_>,
+        op: impl FnMut(&T) -> io::Result<R>,
+        drained: impl Fn(&R) -> bool,
+    ) -> Poll<io::Result<R>> {
+        let coop = ready!(coop::poll_proceed(cx));
+        let out = self.attempt_io(dir, cx, op, drained);
+        if out.is_ready() {
+            coop.made_progress();
+        }
+        out
+    }
+
+    /// [`IoSource::poll_io`]'s attempts, without the budget.
+    fn attempt_io<R>(
+        &self,
+        dir: Direction,
+        cx: &mut Context<'_>,
         mut op: impl FnMut(&T) -> io::Result<R>,
         drained: impl Fn(&R) -> bool,
     ) -> Poll<io::Result<R>> {
-        ready!(coop::poll_proceed(cx));
         // Each attempt follows a fresh readiness: after `WouldBlock` the direction is cleared,
         // so another attempt happens only if an event arrived meanwhile (or on `EINTR`). A
         // source that keeps reporting readiness while its syscall keeps failing that way would
@@ -160,7 +175,10 @@ impl<T: AsRawFd> IoSource<T> {
     ) -> io::Result<R> {
         match self.readiness.ready_now(dir) {
             None => Err(io::ErrorKind::WouldBlock.into()),
-            Some(seen) if seen.is_shutdown() => Err(runtime_gone()),
+            // The runtime is gone, the socket is not: what the kernel still holds for it is
+            // read (or written) as on tokio; where the operation would wait, nobody will ever
+            // report readiness again, so that is the runtime's error.
+            Some(seen) if seen.is_shutdown() => op(self.get()).map_err(gone_if_would_block),
             Some(seen) => {
                 let r = op(self.get());
                 if matches!(&r, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
@@ -269,7 +287,8 @@ impl<T: AsRawFd> IoSource<T> {
     ) -> io::Result<R> {
         match self.readiness.ready_now_mask(mask) {
             None => Err(io::ErrorKind::WouldBlock.into()),
-            Some(seen) if seen.is_shutdown() => Err(runtime_gone()),
+            // As in `try_io`.
+            Some(seen) if seen.is_shutdown() => op().map_err(gone_if_would_block),
             Some(seen) => {
                 let r = op();
                 if matches!(&r, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
@@ -286,9 +305,23 @@ impl<T: AsRawFd> IoSource<T> {
         &self,
         mask: usize,
         cx: &mut Context<'_>,
+        op: impl FnMut() -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        let coop = ready!(coop::poll_proceed(cx));
+        let out = self.attempt_io_mask(mask, cx, op);
+        if out.is_ready() {
+            coop.made_progress();
+        }
+        out
+    }
+
+    /// [`IoSource::poll_io_mask`]'s attempts, without the budget.
+    fn attempt_io_mask<R>(
+        &self,
+        mask: usize,
+        cx: &mut Context<'_>,
         mut op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        ready!(coop::poll_proceed(cx));
         for _ in 0..MAX_ATTEMPTS_PER_POLL {
             let seen = ready!(self.poll_mask(mask, cx))?;
             match op() {
@@ -319,7 +352,18 @@ impl<T: AsRawFd> Drop for IoSource<T> {
     }
 }
 
-/// The error of an operation on a socket whose runtime has shut down.
+/// The error of an operation on a socket whose runtime has shut down (one that
+/// `spinpark::runtime::is_rt_shutdown_err` recognises).
 pub(crate) fn runtime_gone() -> io::Error {
-    io::Error::other("the spinpark runtime this socket belongs to has shut down")
+    spinpark_executor::rt_shutdown_err("the spinpark runtime this socket belongs to has shut down")
+}
+
+/// `WouldBlock` from an operation on a socket whose runtime is gone becomes the runtime's
+/// error: no event will ever say the socket is ready again.
+fn gone_if_would_block(e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::WouldBlock {
+        runtime_gone()
+    } else {
+        e
+    }
 }

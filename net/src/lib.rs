@@ -1,8 +1,9 @@
-//! spinpark's reactor: TCP, UDP and Unix-domain sockets, signals, timers and any other
-//! non-blocking fd on an edge-triggered epoll, polled by the runtime's spinning workers.
+//! spinpark's reactor: TCP, UDP and Unix-domain sockets, signals, timers, child processes
+//! and any other non-blocking fd on an edge-triggered epoll, polled by the runtime's spinning
+//! workers.
 //!
-//! Most users reach this crate through `spinpark::net`, `spinpark::time`, `spinpark::signal`
-//! and `spinpark::io`.
+//! Most users reach this crate through `spinpark::net`, `spinpark::time`, `spinpark::signal`,
+//! `spinpark::process` and `spinpark::io`.
 //!
 //! ```
 //! use futures_util::{AsyncReadExt, AsyncWriteExt};
@@ -56,6 +57,7 @@ pub mod io;
 mod io_source;
 mod io_traits;
 mod listener;
+pub mod process;
 mod reactor;
 mod readiness;
 pub mod signal;

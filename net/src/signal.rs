@@ -89,6 +89,20 @@ use crate::readiness::{Direction, Readiness};
 
 mod registry;
 
+/// [`signal`], [`Signal`] and [`SignalKind`] under tokio's path, `signal::unix`, so that
+/// `use tokio::signal::unix::{signal, SignalKind}` ports by its crate name only.
+///
+/// ```
+/// use spinpark::signal::unix::{signal, Signal, SignalKind};
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// let hup: Signal = signal(SignalKind::hangup()).unwrap();
+/// # drop(hup);
+/// # });
+/// ```
+pub mod unix {
+    pub use super::{signal, Signal, SignalKind};
+}
+
 /// A signal number, with constructors for the usual ones (the names follow tokio's).
 ///
 /// ```
@@ -387,7 +401,7 @@ pub async fn ctrl_c() -> io::Result<()> {
     let mut s = signal(SignalKind::interrupt())?;
     match s.recv().await {
         Some(()) => Ok(()),
-        None => Err(io::Error::other(
+        None => Err(spinpark_executor::rt_shutdown_err(
             "waiting for Ctrl-C: the spinpark runtime shut down",
         )),
     }

@@ -27,7 +27,7 @@ pub(crate) mod fd;
 mod signal;
 mod socket;
 
-pub(crate) use epoll::{poll_readable, Epoll, EventFd, INTEREST};
+pub(crate) use epoll::{Epoll, EventFd, INTEREST};
 pub(crate) use signal::{eventfd_add_from_handler, install_handler};
 pub(crate) use socket::{
     accept, bind, connect, getsockopt_int, linger, listen, peer_addr, peer_cred, recv, recv_from,

@@ -39,6 +39,7 @@ use std::task::{Context, Poll, Waker};
 use crate::reactor::Reactor;
 use crate::timers::{Node, NotFiled, Status, TimerRef};
 
+pub mod error;
 mod instant;
 mod interval;
 mod missed_tick;
@@ -182,7 +183,8 @@ impl Sleep {
         self.deadline
     }
 
-    /// Whether the deadline has passed.
+    /// Whether the deadline has passed, or the sleep can never complete because its runtime
+    /// shut down (as tokio's: such a timer is done).
     ///
     /// ```
     /// let s = spinpark::time::sleep(std::time::Duration::from_secs(60));
@@ -191,7 +193,9 @@ impl Sleep {
     pub fn is_elapsed(&self) -> bool {
         match &self.state {
             State::Done | State::Fired(..) => true,
-            State::Registered(..) if self.node.status() == Status::Fired => true,
+            // A timer whose runtime is gone can never fire: it is done, as tokio's is.
+            State::Registered(r, _) | State::Bound(r) if r.is_shut_down() => true,
+            State::Registered(..) if self.node.status() != Status::Pending => true,
             _ => self.now() >= self.deadline,
         }
     }

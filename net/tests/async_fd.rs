@@ -143,6 +143,34 @@ fn blocking_fds_and_no_runtime_are_refused() {
     );
 }
 
+#[test]
+fn a_regular_file_is_refused_with_eperm_in_either_mode() {
+    // epoll does not take regular files: the answer is EPERM whatever the fd's mode (a
+    // user told "set O_NONBLOCK" would do it and then get EPERM anyway), as tokio's.
+    let path = std::env::temp_dir().join(format!("spinpark-asyncfd-{}", std::process::id()));
+    rt().block_on(async {
+        for nonblocking in [false, true] {
+            let file = std::fs::File::create(&path).unwrap();
+            if nonblocking {
+                use std::os::fd::AsRawFd;
+                // SAFETY: F_SETFL on an fd `file` keeps open; no pointers.
+                let ok = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+                assert_eq!(ok, 0);
+            }
+            let e = AsyncFd::new(file).unwrap_err();
+            assert_eq!(
+                e.raw_os_error(),
+                Some(libc::EPERM),
+                "nonblocking {nonblocking}: {e}"
+            );
+            let dir = std::fs::File::open(std::env::temp_dir()).unwrap();
+            let e = AsyncFd::new(dir).unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(libc::EPERM), "a directory: {e}");
+        }
+    });
+    let _ = std::fs::remove_file(&path);
+}
+
 /// `EPOLLERR` on an `AsyncFd`. The guard's operation reads the error once; a
 /// `WouldBlock` after it clears the readiness, error bit included, so the next `readable()`
 /// waits (it used to return at once, a million times a second, with nothing to read).

@@ -133,3 +133,38 @@ fn an_interval_of_duration_max_does_not_overflow() {
     });
     assert_eq!(r, Ok(true));
 }
+
+#[test]
+fn bytes_received_before_the_runtime_went_away_can_still_be_read() {
+    // As tokio's: try_read after the runtime is gone still reads what the kernel holds; once
+    // nothing is left, reads report the runtime's shutdown (never hang).
+    use futures_util::AsyncReadExt;
+    let rt = spinpark_executor::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let (mut s, _c) = rt.block_on(async {
+        let l = spinpark_net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap();
+        let mut c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        std::io::Write::write_all(&mut c, b"hello").unwrap();
+        let (s, _) = l.accept().await.unwrap();
+        // Received before the runtime goes.
+        let mut peek = [0u8; 8];
+        for _ in 0..100_000 {
+            if s.peek(&mut peek).await.unwrap() >= 5 {
+                break;
+            }
+        }
+        (s, c)
+    });
+    drop(rt);
+    assert_eq!(s.try_read(&mut [0u8; 5]).unwrap(), 5);
+    let e = s.try_read(&mut [0u8; 5]).unwrap_err();
+    assert!(spinpark::runtime::is_rt_shutdown_err(&e), "{e}");
+    let rt2 = spinpark_executor::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let e = rt2.block_on(async { s.read(&mut [0u8; 5]).await.unwrap_err() });
+    assert!(spinpark::runtime::is_rt_shutdown_err(&e), "{e}");
+}

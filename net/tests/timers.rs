@@ -129,3 +129,22 @@ fn a_sleep_that_outlives_its_runtime_panics_instead_of_hanging() {
     let b = Builder::new().worker_threads(1).build().unwrap();
     b.block_on(s);
 }
+
+#[test]
+fn a_sleep_whose_runtime_is_gone_is_elapsed() {
+    // A registered timer of a runtime that shut down can never fire: it is done, as tokio's.
+    for workers in [None, Some(1)] {
+        let rt = match workers {
+            None => Builder::new_current_thread().build().unwrap(),
+            Some(n) => Builder::new().worker_threads(n).build().unwrap(),
+        };
+        let mut s = Box::pin(sleep(Duration::from_secs(3600)));
+        rt.block_on(async {
+            // Registers the timer.
+            assert!(futures_util::poll!(s.as_mut()).is_pending());
+        });
+        assert!(!s.is_elapsed(), "pending while its runtime runs");
+        drop(rt);
+        assert!(s.is_elapsed(), "{workers:?} workers: the runtime is gone");
+    }
+}

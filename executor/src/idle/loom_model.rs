@@ -102,7 +102,9 @@ impl Model {
     pub fn watchdog(&self) -> usize {
         let mut woke = 0;
         while self.0.wait_alarm() {
-            woke += (self.0.need_driver() != Woke::Nobody) as usize;
+            if self.0.watch_wanted() {
+                woke += (self.0.need_driver() != Woke::Nobody) as usize;
+            }
             self.0.rearm(0, Duration::from_millis(4));
         }
         woke

@@ -317,6 +317,12 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
         woke
     }
 
+    /// Whether the watch is wanted now (some worker parked, another not): an alarm that
+    /// rings otherwise was left armed on purpose (`watch.rs`) and asks for nothing.
+    pub(crate) fn watch_wanted(&self) -> bool {
+        self.current().wants_watch(self.workers)
+    }
+
     /// The watch's alarm (for the loom model).
     #[cfg(loom)]
     pub(crate) fn alarm(&self) -> &A {

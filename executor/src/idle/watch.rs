@@ -21,8 +21,9 @@
 //! # How
 //!
 //! An alarm (a `timerfd`, see `alarm.rs`) is armed whenever some worker is parked while
-//! another is not ([`Word::wants_watch`]), and disarmed when all are parked (then one of
-//! them is the driver) or none is. Every poll of the reactor *attends* it: when its deadline
+//! another is not ([`Word::wants_watch`]). When all are parked (then one of them is the
+//! driver) or none is, it is not needed; what the workers then do depends on the traffic
+//! (see "Arming"). Every poll of the reactor *attends* it: when its deadline
 //! is less than half a period away, the attending worker pushes it a period ahead (one
 //! `timerfd_settime`, on a thread that was spinning anyway: with a period of 4 ms, one syscall
 //! per 2 ms of spinning). So while a worker spins or keeps polling the reactor between tasks,
@@ -31,9 +32,21 @@
 //! polls the reactor and parks again as the driver (`word.rs`). Latency of an event during a
 //! long poll: at most a period, plus two wake-ups.
 //!
-//! Arming and disarming happen at parks and wake-ups, which already cost a futex or reactor
-//! syscall; a worker that spins through a request-response loop never parks, and never
-//! touches the alarm but to push it.
+//! # Arming
+//!
+//! Arming happens at parks and wake-ups, which already cost a futex or reactor syscall, and
+//! only when the deadline is less than half a period away. A server whose only awake worker
+//! parks as the driver after every request (beside a busy neighbour, or on a host where
+//! parking answers sooner) wakes with the watch wanted and parks with it unwanted. Disarming
+//! at every such park, and arming at every wake-up, cost two `timerfd_settime` per request;
+//! leaving it armed costs nothing while requests come faster than the period (it is pushed
+//! once per half period and never rings), but a ring for nothing, a wake-up of the watchdog
+//! thread, per request when they come slower. So the watch is *lazy* (leaves the alarm
+//! armed when it is not wanted) until the alarm rings for nothing, and *eager* (disarms it)
+//! until a worker arms it again within half a period of the last disarm: each mode lasts
+//! while the traffic is on its side of the period. A worker that spins through a
+//! request-response loop never parks, and never touches the alarm but to push it. Either
+//! mode keeps the rule that matters (armed whenever wanted); the mode is a hint, `Relaxed`.
 //!
 //! # Why no change is lost
 //!
@@ -51,7 +64,7 @@ use super::alarm::Alarm;
 use super::spin::Nanos;
 use super::sync::{AtomicU64, Mutex};
 use super::word::Word;
-use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
 /// The watch over one runtime's reactor. See the module docs.
 pub(crate) struct Watch<A: Alarm> {
@@ -60,6 +73,10 @@ pub(crate) struct Watch<A: Alarm> {
     deadline: AtomicU64,
     lock: Mutex<()>,
     period: Nanos,
+    /// 1: leave the alarm armed when the watch is not wanted; 0: disarm it ("Arming").
+    lazy: AtomicU64,
+    /// When a worker last disarmed the alarm (policy clock).
+    disarmed_at: AtomicU64,
 }
 
 impl<A: Alarm> Watch<A> {
@@ -70,19 +87,21 @@ impl<A: Alarm> Watch<A> {
             deadline: AtomicU64::new(0),
             lock: Mutex::new(()),
             period: period.as_nanos().clamp(2, u64::MAX as u128) as Nanos,
+            lazy: AtomicU64::new(1),
+            disarmed_at: AtomicU64::new(0),
         }
     }
 
     /// Whether the alarm is as `w` wants it: armed at least half a period ahead when the
-    /// watch is wanted, disarmed otherwise.
+    /// watch is wanted; otherwise disarmed, or anything while the watch is lazy.
     fn in_line(&self, w: Word, workers: u32, now: Nanos) -> bool {
         // SeqCst: see "Why no change is lost".
         let d = self.deadline.load(SeqCst);
-        if w.wants_watch(workers) {
-            d != 0 && d >= now.saturating_add(self.period / 2)
-        } else {
-            d == 0
+        if !w.wants_watch(workers) {
+            // Relaxed: a hint ("Arming").
+            return self.lazy.load(Relaxed) != 0 || d == 0;
         }
+        d != 0 && d >= now.saturating_add(self.period / 2)
     }
 
     /// A worker polled the reactor, parked, or woke up: bring the alarm in line with the idle
@@ -97,7 +116,8 @@ impl<A: Alarm> Watch<A> {
         }
     }
 
-    /// After a ring: arm for `after` if the watch is still wanted, else disarm.
+    /// After a ring: arm for `after` if the watch is still wanted, else disarm; a ring
+    /// nobody wanted makes the watch eager ("Arming").
     pub(crate) fn rearm(
         &self,
         now: Nanos,
@@ -106,8 +126,15 @@ impl<A: Alarm> Watch<A> {
         current: impl Fn() -> Word,
     ) {
         let _g = lock(&self.lock);
+        let for_nothing = !current().wants_watch(workers);
         let after = after.as_nanos().clamp(1, u64::MAX as u128) as Nanos;
         self.set(now, workers, after, &current);
+        if for_nothing {
+            // Relaxed: hints. This disarm is not a worker's: the next arming, however soon,
+            // does not say that requests come faster than the period.
+            self.lazy.store(0, Relaxed);
+            self.disarmed_at.store(0, Relaxed);
+        }
     }
 
     /// Under the lock: arms the alarm for `after` or disarms it, as the word wants, then
@@ -123,6 +150,11 @@ impl<A: Alarm> Watch<A> {
                 return;
             }
             if want {
+                // Armed again within half a period of the last disarm: requests come faster
+                // than the period, so leave it armed from now on. (Relaxed: hints.)
+                if now.saturating_sub(self.disarmed_at.load(Relaxed)) < self.period / 2 {
+                    self.lazy.store(1, Relaxed);
+                }
                 self.alarm.set(Some(Duration::from_nanos(after)));
                 // SeqCst: see "Why no change is lost".
                 self.deadline
@@ -130,6 +162,7 @@ impl<A: Alarm> Watch<A> {
             } else if self.deadline.load(SeqCst) != 0 {
                 self.alarm.set(None);
                 self.deadline.store(0, SeqCst);
+                self.disarmed_at.store(now, Relaxed);
             }
             let again = current().wants_watch(workers);
             if again == want {
@@ -191,7 +224,7 @@ mod tests {
     const MS: Nanos = 1_000_000;
 
     #[test]
-    fn armed_while_some_park_pushed_by_attendance_disarmed_when_all_park() {
+    fn armed_while_some_park_pushed_by_attendance_left_alone_when_all_park() {
         // The watch's atomics and lock are loom's under `--cfg loom`.
         super::super::sync::model(|| {
             let watch = Watch::new(Recorder::default(), Duration::from_millis(4));
@@ -211,16 +244,51 @@ mod tests {
             // ...past half of it, the alarm is pushed a period ahead.
             watch.attend(3 * MS + MS / 2, 2, current);
             assert_eq!(watch.alarm.0.lock().unwrap().len(), 2);
-            // The other parks too (as the driver): disarmed.
+            // The other parks too (as the driver): no syscall, the alarm stays armed...
             let (w, driver) = w.announce(2, true, false).unwrap();
             assert!(driver);
             word.store(w.0, SeqCst);
             watch.attend(4 * MS, 2, current);
-            assert!(!watch.armed());
-            assert_eq!(watch.alarm.0.lock().unwrap().last(), Some(&None));
-            // The watchdog re-arms only while the watch is wanted.
+            assert!(watch.armed());
+            assert_eq!(watch.alarm.0.lock().unwrap().len(), 2);
+            // ...and a wake-up soon after finds it in line: still no syscall.
+            let w1 = w.claim_driver().unwrap();
+            word.store(w1.0, SeqCst);
+            watch.attend(4 * MS + MS / 2, 2, current);
+            assert_eq!(watch.alarm.0.lock().unwrap().len(), 2);
+            word.store(w.0, SeqCst);
+            // The watchdog, after the ring nobody wanted, disarms it, and the watch turns
+            // eager: requests come slower than the period.
             watch.rearm(5 * MS, Duration::from_millis(1), 2, current);
             assert!(!watch.armed());
+            assert_eq!(watch.alarm.0.lock().unwrap().last(), Some(&None));
+            let sets = || watch.alarm.0.lock().unwrap().len();
+            assert_eq!(sets(), 3);
+            // A wake-up 5 ms after that one arms it; the park after it disarms it, as the
+            // watch did before it was lazy: no ring per request.
+            word.store(w1.0, SeqCst);
+            watch.attend(10 * MS, 2, current);
+            assert!(watch.armed());
+            word.store(w.0, SeqCst);
+            watch.attend(10 * MS + MS / 10, 2, current);
+            assert!(!watch.armed());
+            assert_eq!(sets(), 5);
+            // A request at `at`: the driver wakes for it, and parks again 100 µs later.
+            let request = |at: Nanos| {
+                word.store(w1.0, SeqCst);
+                watch.attend(at, 2, current);
+                word.store(w.0, SeqCst);
+                watch.attend(at + MS / 10, 2, current);
+            };
+            // Requests 5 ms apart keep it eager.
+            request(15 * MS);
+            assert!(!watch.armed());
+            assert_eq!(sets(), 7);
+            // A wake-up 1 ms after the last disarm: requests come faster than the period
+            // again, so the watch turns lazy and the next park leaves it armed.
+            request(16 * MS);
+            assert!(watch.armed());
+            assert_eq!(sets(), 8);
         });
     }
 }

@@ -67,14 +67,14 @@ mod tests {
     fn finished_tasks_are_pruned_as_the_list_grows() {
         let mut owned = Owned::default();
         let waker = Waker::noop().clone();
-        let metas: Vec<_> = (0..1000).map(|_| TaskMeta::new(false)).collect();
+        let metas: Vec<_> = (0..1000).map(|_| TaskMeta::new(None)).collect();
         for m in &metas {
             m.finish_for_test();
             owned.push(m.clone(), waker.clone());
         }
         // All finished: the list never holds more than the prune threshold allows.
         assert!(owned.tasks.len() <= 64, "{}", owned.tasks.len());
-        let live = TaskMeta::new(false);
+        let live = TaskMeta::new(None);
         owned.push(live.clone(), waker);
         assert_eq!(owned.alive(), 1);
         assert!(!owned.all_finished());

@@ -54,7 +54,7 @@ impl SetCore {
         F: Future + 'static,
         F::Output: 'static,
     {
-        let meta = TaskMeta::new(false);
+        let meta = TaskMeta::new(None);
         let guarded = Guarded::new(future, meta.clone());
         let remote = self.remote.clone();
         // SAFETY: async-task asks, of a future that is not `Send`, that its runnable be run

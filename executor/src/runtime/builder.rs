@@ -588,6 +588,7 @@ impl Builder {
             tasks: Arc::new(TaskList::new()),
             blocking: BlockingPool::new(
                 self.max_blocking,
+                workers,
                 self.blocking_keep_alive,
                 format!("{}-blocking", self.thread_name),
             ),

@@ -4,6 +4,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use crate::exclusive::Exclusive;
 use crate::local::LocalEnterGuard;
 use crate::scheduler::{current, Shared};
 
@@ -13,7 +14,8 @@ use crate::scheduler::{current, Shared};
 ///
 /// Guards must be dropped in the reverse order they were made (as scopes do); dropping one
 /// out of order panics, as tokio's does, rather than leave the wrong runtime current. The
-/// guard stays on the thread that made it (it is not `Send`).
+/// guard stays on the thread that made it (it is not `Send`); it is `Sync`, as tokio's, since
+/// a shared reference to it can do nothing.
 ///
 /// ```
 /// let rt = spinpark_executor::Runtime::new().unwrap();
@@ -30,13 +32,16 @@ use crate::scheduler::{current, Shared};
 /// [`Handle::enter`]: crate::Handle::enter
 #[must_use = "the runtime is current only while the guard lives"]
 pub struct EnterGuard<'a> {
-    /// A `LocalRuntime`'s local set, current as long as the runtime (dropped first).
-    local: Option<LocalEnterGuard>,
+    /// A `LocalRuntime`'s local set, current as long as the runtime (dropped first). Its
+    /// guard holds an `Rc`, which is not `Sync`; nothing reads it through `&self` (only the
+    /// drop does), so it is wrapped to keep the `EnterGuard` `Sync`.
+    local: Exclusive<Option<LocalEnterGuard>>,
     _restore: current::CurrentGuard,
     /// Borrows the runtime (the `Handle` or `Runtime` it was made from).
     _runtime: PhantomData<&'a Shared>,
-    /// Thread-local state is restored on drop: keep the guard on its thread.
-    _not_send: PhantomData<*const ()>,
+    /// Thread-local state is restored on drop: keep the guard on its thread (not `Send`). A
+    /// `MutexGuard` is the standard library's type that is `Sync` but not `Send`.
+    _not_send: PhantomData<std::sync::MutexGuard<'static, ()>>,
 }
 
 impl fmt::Debug for EnterGuard<'_> {
@@ -51,7 +56,7 @@ pub(crate) fn enter(shared: &Arc<Shared>) -> EnterGuard<'_> {
     // block_on must not make a nested block_on (which would deadlock) look allowed.
     let restore = current::enter(shared.clone(), current::block_on_forbidden());
     EnterGuard {
-        local: None,
+        local: Exclusive::new(None),
         _restore: restore,
         _runtime: PhantomData,
         _not_send: PhantomData,
@@ -61,6 +66,6 @@ pub(crate) fn enter(shared: &Arc<Shared>) -> EnterGuard<'_> {
 impl EnterGuard<'_> {
     /// Also keeps `local` (a `LocalRuntime`'s set) current while the guard lives.
     pub(crate) fn set_local(&mut self, local: LocalEnterGuard) {
-        self.local = Some(local);
+        *self.local.get_mut() = Some(local);
     }
 }

@@ -227,6 +227,9 @@ impl Runtime {
         // runtime current, as on a worker: their destructors may use `Handle::current()` or
         // spawn cleanup work (which the shut-down runtime then cancels), as on tokio.
         let _enter = current::enter(owned.clone(), true);
+        // And with its live-task list published, as on a worker, so that a task that never
+        // ran, dropped here, is counted out of the runtime's alive tasks.
+        let _tasks = crate::task::list::publish(owned.tasks.clone());
         let shared = &*owned;
         shared.idle.shutdown(|| shared.unpark_driver());
         // A current-thread runtime: drop the tasks queued for its worker, unless a thread in
@@ -273,7 +276,7 @@ impl Runtime {
             }
             // Otherwise (past the deadline) the thread is detached; it exits on its own.
         }
-        shared.blocking.shutdown(deadline);
+        shared.blocking.shutdown(deadline, shared);
     }
 }
 

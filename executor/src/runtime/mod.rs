@@ -11,6 +11,7 @@ mod handle;
 mod join_set;
 mod lifecycle;
 mod local_runtime;
+mod shutdown_err;
 mod spawn;
 #[cfg(feature = "tokio-compat")]
 mod tokio_compat;
@@ -22,5 +23,6 @@ pub use handle::{Handle, RuntimeFlavor, TryCurrentError};
 pub use join_set::JoinSet;
 pub use lifecycle::Runtime;
 pub use local_runtime::{LocalOptions, LocalRuntime};
+pub use shutdown_err::{is_rt_shutdown_err, rt_shutdown_err};
 pub use spawn::{block_in_place, spawn, spawn_blocking, spawn_local, worker_index};
 pub use tokio_knobs::Id;

@@ -15,7 +15,8 @@
 //! How it works. A worker's state is a boxed *place*; while one of its tasks runs, the place
 //! waits in the thread's slot (`current::lend`). `block_in_place` takes it from there, leaves
 //! it in the runtime's `Places` for worker `i`, and queues a closure on the blocking pool that
-//! takes it and runs the worker loop with it (`worker::run_place`). Then it runs `f`, on this
+//! takes it and runs the worker loop with it (`worker::run_place`): a *carrier*, which the
+//! pool runs first and does not count against `max_blocking_threads` (`blocking.rs`). Then it runs `f`, on this
 //! thread, which is no longer a worker (so `Handle::block_on` is allowed inside `f`, as in
 //! tokio). When `f` returns it tries to take the place back: if the pool thread has not
 //! taken it yet, this thread is worker `i` again and nothing else happened; otherwise the
@@ -36,8 +37,9 @@
 //! multi-thread runtime, outside any runtime), `f` simply runs.
 
 use super::current;
-use super::spawn::spawn_blocking;
+use super::spawn::spawn_carrier;
 use super::worker::run_place;
+use crate::task::{self, coop};
 
 /// Runs `f`, which may block, on the current thread; if the thread is a worker of a
 /// multi-thread runtime, another thread takes over its tasks first. See the module docs.
@@ -58,6 +60,11 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
              to hand its tasks to (use spawn_blocking)"
         );
     }
+    // `f` runs without a budget and with yields woken at once, as in tokio: a `block_on`
+    // inside it waits for budgeted and yielding futures, which must not wait for the task's
+    // poll to end. The tasks that yielded so far are woken now, into this worker's queue,
+    // which goes with its place.
+    let f = move || coop::with_unconstrained(|| task::without_deferring(f));
     let Some(core) = current::take_place() else {
         // Not holding a worker's place (not a worker, or one whose place is already away):
         // `f` runs here, and may block_on, as on a worker.
@@ -65,28 +72,35 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
         return f();
     };
     let index = core.index;
+    // A pool thread carrying this place stops counting as a carrier: `f` is blocking work.
+    let was_carrying = shared.blocking.stop_carrying();
     shared.places.hand(core);
     let runtime = shared.clone();
-    // The closure's handle is dropped: the loop it runs ends at shutdown (or hands on again).
-    drop(spawn_blocking(&shared, move || {
+    // The loop the carrier runs ends at shutdown (or hands on again); it does not count
+    // against the pool's bound on blocking closures.
+    spawn_carrier(&shared, move || {
         if let Some(core) = runtime.places.take(index) {
             // The pool thread has the runtime current already; as a worker it must not
             // block_on, and it runs the worker loop like a worker thread.
             let _worker = current::enter(runtime.clone(), true);
             run_place(&runtime, core);
         }
-    }));
+    });
     /// Restores the thread after `f`, however `f` ends (a panic unwinds through here): the
     /// `block_on` setting, and the worker's place if nobody took it meanwhile.
     struct Back {
         block_on_forbidden: bool,
         shared: std::sync::Arc<super::Shared>,
         index: usize,
+        was_carrying: bool,
     }
     impl Drop for Back {
         fn drop(&mut self) {
             current::set_block_on_forbidden(self.block_on_forbidden);
             if let Some(core) = self.shared.places.take(self.index) {
+                if self.was_carrying {
+                    self.shared.blocking.resume_carrying();
+                }
                 current::lend(core);
             }
         }
@@ -95,6 +109,7 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
         block_on_forbidden: current::set_block_on_forbidden(false),
         shared,
         index,
+        was_carrying,
     };
     f()
 }

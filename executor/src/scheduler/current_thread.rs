@@ -256,6 +256,7 @@ fn drive<F: Future>(
         let _worker = current::set_worker(&core);
         let _tasks = list::publish(shared.tasks.clone());
         let main = Some(&signal.woken);
+        Worker::new(shared, &core, main).start_busy();
         let out = 'drive: loop {
             // Acquire: pairs with the Release in `wake_by_ref`.
             if signal.woken.swap(false, Ordering::Acquire) {
@@ -325,6 +326,7 @@ fn drive<F: Future>(
         };
         let w = Worker::new(shared, &core, main);
         w.end_poll(false);
+        w.end_busy(shared.policy.now());
         if matches!(out, Ok(None)) {
             w.drop_queued();
         }

@@ -86,6 +86,17 @@ worker_counters! {
     /// Times this worker blocked: on the futex, or in the reactor as the last awake worker
     /// (its last park, which shutdown ends, included).
     parks,
+    /// Times this worker went to park plus times it came back (tokio's park/unpark count):
+    /// odd while it is parked. Counts every attempt, including one that found work on its
+    /// last look and did not block, so it grows faster than twice [`Self::parks`].
+    park_unparks,
+    /// Time this worker spent busy, in nanoseconds: from finding work (a task, or a
+    /// current-thread runtime's `block_on` future) until it next went idle, so running tasks
+    /// and what it does between them (reactor turns, steals), not spinning or parking.
+    /// Measured from clock readings the worker takes anyway (when it goes idle, when it finds
+    /// work, at its periodic reactor polls); added when a period ends (and at those polls
+    /// during a long one).
+    busy_nanos,
     /// Wake-ups this worker issued: `FUTEX_WAKE` syscalls, or requests to unpark the
     /// reactor (which the reactor may coalesce into fewer syscalls).
     wakes,
@@ -133,6 +144,8 @@ impl GlobalCounters {
             spin_probe_period: policy.probe_period(),
             spin_since_flip: policy.since_flip(now),
             spin_cpus_shared: policy.cpus_shared(now),
+            spin_lost_cores: policy.lost_cores(),
+            spin_contended: policy.contended(now),
         }
     }
 }
@@ -171,6 +184,8 @@ pub struct RuntimeMetrics {
     spin_probe_period: u32,
     spin_since_flip: Duration,
     spin_cpus_shared: bool,
+    spin_lost_cores: u64,
+    spin_contended: bool,
 }
 
 impl RuntimeMetrics {
@@ -214,6 +229,67 @@ impl RuntimeMetrics {
             Some(live) => live.worker_parks(worker),
             None => self.workers[worker].parks,
         }
+    }
+
+    /// The number of tasks alive in the runtime now: spawned (with `spawn`, not
+    /// `spawn_blocking`) and not finished yet, whether they wait or are queued, as tokio's
+    /// `num_alive_tasks`. A task leaves the count when its future is dropped (it completed,
+    /// panicked or was aborted), before its `JoinHandle` hears of it. Read when called.
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new_current_thread().build().unwrap();
+    /// let metrics = rt.metrics();
+    /// assert_eq!(metrics.num_alive_tasks(), 0);
+    /// let task = rt.spawn(async {});
+    /// assert_eq!(metrics.num_alive_tasks(), 1);
+    /// rt.block_on(task).unwrap();
+    /// assert_eq!(metrics.num_alive_tasks(), 0);
+    /// ```
+    pub fn num_alive_tasks(&self) -> usize {
+        match &self.live.0 {
+            Some(live) => live.alive_tasks(),
+            None => 0,
+        }
+    }
+
+    /// How many times worker `worker` went to park plus how many times it came back, read
+    /// when called, as tokio's `worker_park_unpark_count`: odd while the worker is parked,
+    /// even while it works. See [`WorkerMetrics::park_unparks`].
+    ///
+    /// # Panics
+    /// If `worker` is not below [`RuntimeMetrics::num_workers`].
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new_current_thread().build().unwrap();
+    /// rt.block_on(async {
+    ///     // This thread drives the runtime: its worker is not parked now.
+    ///     assert_eq!(spinpark::Handle::current().metrics().worker_park_unpark_count(0) % 2, 0);
+    /// });
+    /// ```
+    pub fn worker_park_unpark_count(&self, worker: usize) -> u64 {
+        match &self.live.0 {
+            Some(live) => live.worker_park_unparks(worker),
+            None => self.workers[worker].park_unparks,
+        }
+    }
+
+    /// The time worker `worker` spent busy (running tasks and what it does between them,
+    /// not spinning or parked), read when called, as tokio's `worker_total_busy_duration`.
+    /// See [`WorkerMetrics::busy_nanos`].
+    ///
+    /// # Panics
+    /// If `worker` is not below [`RuntimeMetrics::num_workers`].
+    ///
+    /// ```
+    /// let rt = spinpark::Builder::new_current_thread().build().unwrap();
+    /// rt.block_on(async { std::thread::sleep(std::time::Duration::from_millis(20)) });
+    /// assert!(rt.metrics().worker_total_busy_duration(0) >= std::time::Duration::from_millis(10));
+    /// ```
+    pub fn worker_total_busy_duration(&self, worker: usize) -> Duration {
+        Duration::from_nanos(match &self.live.0 {
+            Some(live) => live.worker_busy_nanos(worker),
+            None => self.workers[worker].busy_nanos,
+        })
     }
 
     /// These metrics, with `global_queue_depth` and `worker_park_count` read from `live`
@@ -378,6 +454,32 @@ impl RuntimeMetrics {
         self.spin_cpus_shared
     }
 
+    /// How many spin windows lost their core: one iteration of the spin loop took over 50 µs
+    /// because another thread ran on the CPU (its `sched_yield` gave the core away, or it was
+    /// preempted). Each loss makes every worker park at once for a while, twice as long as
+    /// the last time if the last hold just ended (4 ms at first, at most about a second),
+    /// so that no request waits for a spinner that is off its CPU.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// println!("spin windows that lost their core: {}", rt.metrics().spin_lost_cores());
+    /// ```
+    pub fn spin_lost_cores(&self) -> u64 {
+        self.spin_lost_cores
+    }
+
+    /// Whether a spin window's lost core holds parking now (see
+    /// [`RuntimeMetrics::spin_lost_cores`]): workers park at once, and a worker that parks
+    /// while another is awake drives the reactor if nobody does.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// println!("parking held by a lost core: {}", rt.metrics().spin_contended());
+    /// ```
+    pub fn spin_contended(&self) -> bool {
+        self.spin_contended
+    }
+
     /// Every wake-up issued, by workers, by other threads and by the watchdog: `FUTEX_WAKE`
     /// syscalls plus requests to unpark the reactor. The reactor coalesces concurrent unpark requests into
     /// one eventfd write, so this is an upper bound on the wake syscalls actually made.
@@ -402,6 +504,16 @@ impl Counters {
     /// How many times worker `worker` blocked so far.
     pub(crate) fn parks(&self, worker: usize) -> u64 {
         self.workers[worker].parks.load(Relaxed)
+    }
+
+    /// Worker `worker`'s park/unpark count so far.
+    pub(crate) fn park_unparks(&self, worker: usize) -> u64 {
+        self.workers[worker].park_unparks.load(Relaxed)
+    }
+
+    /// Worker `worker`'s busy time so far, in nanoseconds.
+    pub(crate) fn busy_nanos(&self, worker: usize) -> u64 {
+        self.workers[worker].busy_nanos.load(Relaxed)
     }
 
     /// Zeroed counters for `workers` workers.
@@ -435,6 +547,12 @@ pub(crate) trait Live: Send + Sync {
     fn global_queue_depth(&self) -> usize;
     /// Worker `worker`'s park count now.
     fn worker_parks(&self, worker: usize) -> u64;
+    /// Worker `worker`'s park/unpark count now.
+    fn worker_park_unparks(&self, worker: usize) -> u64;
+    /// Worker `worker`'s busy time now, in nanoseconds.
+    fn worker_busy_nanos(&self, worker: usize) -> u64;
+    /// Tasks spawned and not finished now.
+    fn alive_tasks(&self) -> usize;
 }
 
 /// The live source of a `RuntimeMetrics`, if any: not part of its value (equality, `Debug`).

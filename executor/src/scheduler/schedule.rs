@@ -1,11 +1,15 @@
 //! Where tasks go when they are spawned or woken, and who gets told.
 //!
-//! A task woken on one of this runtime's workers goes to that worker: into its LIFO slot (the
-//! task the running task just woke is usually the one that should run next, while its data is
-//! still in cache), or, if it woke itself while running (it yielded, or spent its
-//! cooperative budget), to the back of its local queue. A task spawned on a
-//! worker is treated the same way (tokio does likewise). Anything else (spawns and wakes from other
-//! threads) goes to the global injector. Every push that another worker may need to pick up is
+//! A task woken on one of a multi-thread runtime's workers goes to that worker: into its LIFO
+//! slot (the task the running task just woke is usually the one that should run next, while
+//! its data is still in cache), or, if it woke itself while running, or yielded (`yield_now`
+//! or a spent cooperative budget, woken after the worker's next reactor turn: `worker.rs`), to
+//! the back of its local queue. A task spawned on a worker is treated the same way (tokio does
+//! likewise). On a current-thread runtime every task spawned or woken on its thread goes to
+//! the back of the queue, so tasks run in the order they were spawned or woken, as on tokio's
+//! current-thread scheduler, which has no LIFO slot (tests and programs written for it rely
+//! on spawn order; with one thread there is no steal for the slot to save). Anything else
+//! (spawns and wakes from other threads) goes to the global injector. Every push that another worker may need to pick up is
 //! followed by [`Shared::notify_from`], which wakes a parked worker only if nobody is
 //! spinning; the LIFO slot is the exception, because its owner runs it next anyway, unless
 //! the task that is running then takes too long: other workers take a stuck worker's LIFO
@@ -22,7 +26,8 @@ impl Shared {
     /// Schedules a task that was woken. `woken_while_running`: the task's waker was woken
     /// during the task's own poll (`yield_now`, a spent cooperative budget, or any future
     /// that wakes itself and returns `Pending`); such a task goes behind the queued ones
-    /// instead of into the LIFO slot.
+    /// instead of into the LIFO slot. On a current-thread runtime, everything goes to the
+    /// back of the queue (see the module docs).
     pub(crate) fn schedule(&self, runnable: Runnable, woken_while_running: bool) {
         if self.idle.is_shutdown() {
             // The runtime is gone and nobody will run the task: its future must be dropped,
@@ -35,7 +40,7 @@ impl Shared {
         }
         current::with_worker(|local| match local {
             Some(local) if local.belongs_to(self.addr()) => {
-                if woken_while_running {
+                if woken_while_running || local.waking_deferred() || self.seat.is_some() {
                     local.queue.push(runnable);
                     self.notify_from(Some(local.index));
                 } else if let Some(prev) = self.slots.get(local.index).lifo.push(runnable) {
@@ -47,8 +52,9 @@ impl Shared {
         })
     }
 
-    /// Schedules a newly spawned task: like a woken one (on a worker, into the LIFO slot,
-    /// since a task that spawns another often awaits it next), elsewhere into the injector.
+    /// Schedules a newly spawned task: like a woken one (on a multi-thread runtime's worker,
+    /// into the LIFO slot, since a task that spawns another often awaits it next; on a
+    /// current-thread runtime, behind the tasks already queued), elsewhere into the injector.
     pub(crate) fn schedule_new(&self, runnable: Runnable) {
         bump(&self.counters.global().spawned);
         self.schedule(runnable, false);

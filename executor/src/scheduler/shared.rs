@@ -138,4 +138,16 @@ impl Live for Shared {
     fn worker_parks(&self, worker: usize) -> u64 {
         self.counters.parks(worker)
     }
+
+    fn worker_park_unparks(&self, worker: usize) -> u64 {
+        self.counters.park_unparks(worker)
+    }
+
+    fn worker_busy_nanos(&self, worker: usize) -> u64 {
+        self.counters.busy_nanos(worker)
+    }
+
+    fn alive_tasks(&self) -> usize {
+        self.tasks.alive()
+    }
 }

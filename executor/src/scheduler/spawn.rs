@@ -30,7 +30,7 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let meta = TaskMeta::new(true);
+    let meta = TaskMeta::new(Some(&shared.tasks));
     let schedule_on = shared.clone();
     let guarded = Guarded::new(future, meta.clone());
     let (runnable, task) = async_task::Builder::new().spawn(
@@ -40,6 +40,7 @@ where
         }),
     );
     let waker = runnable.waker();
+    shared.tasks.count_spawn();
     shared.schedule_new(runnable);
     JoinHandle::new(task, meta, waker)
 }
@@ -51,7 +52,21 @@ where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    let meta = TaskMeta::new(false);
+    spawn_on_pool(shared, f, false)
+}
+
+/// Runs `f`, which carries a worker's place (`block_in_place`), on `shared`'s blocking pool,
+/// outside its bound on blocking closures (see `blocking.rs`).
+pub(crate) fn spawn_carrier(shared: &Arc<Shared>, f: impl FnOnce() + Send + 'static) {
+    drop(spawn_on_pool(shared, f, true));
+}
+
+fn spawn_on_pool<F, R>(shared: &Arc<Shared>, f: F, carrier: bool) -> JoinHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let meta = TaskMeta::new(None);
     let schedule_on = shared.clone();
     let guarded = Guarded::new(
         {
@@ -62,7 +77,7 @@ where
     );
     let (runnable, task) = async_task::spawn(guarded, move |r| {
         let host: Arc<dyn PoolHost> = schedule_on.clone();
-        schedule_on.blocking.schedule(r, &host)
+        schedule_on.blocking.schedule(r, &host, carrier)
     });
     let waker = runnable.waker();
     bump(&shared.counters.global().spawned);

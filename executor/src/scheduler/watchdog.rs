@@ -49,7 +49,12 @@ fn run(shared: &Shared) {
         let now = shared.policy.now();
         let mut acted = false;
         // No reactor, nothing to drive: the alarm is then only about stuck work.
-        if shared.driver.get().is_some() && shared.idle.need_driver() != Woke::Nobody {
+        // A ring while the watch is not wanted (every worker parked, or none) is one the
+        // workers left armed rather than pay a syscall to disarm (`idle/watch.rs`).
+        if shared.driver.get().is_some()
+            && shared.idle.watch_wanted()
+            && shared.idle.need_driver() != Woke::Nobody
+        {
             bump(&shared.counters.global().watchdog_wakes);
             acted = true;
         }

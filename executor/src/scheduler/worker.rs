@@ -11,9 +11,14 @@
 //!
 //! A busy worker also polls the reactor (without blocking) every 61 tasks, and between two
 //! tasks once half a watch period has passed since it last did, so I/O and timers are served
-//! even when no worker is idle. Every task poll is stamped on the coarse clock (`time/coarse.rs`):
-//! other workers and the watchdog read the stamp to tell a worker stuck in a long poll, and
-//! a poll past `Builder::long_poll_threshold` is counted in `WorkerMetrics::long_polls`.
+//! even when no worker is idle. A task that yields (`yield_now`, or its cooperative budget
+//! spent) is not queued at once: its waker waits in the worker's deferred list until the
+//! worker's next reactor poll, the periodic one or the one it makes when it runs out of
+//! other tasks, as in tokio. So tasks that yield in a loop never keep the worker from its
+//! timers and sockets for longer than one of their slices. Every task poll is stamped on the
+//! coarse clock (`time/coarse.rs`): other workers and the watchdog read the stamp to tell a
+//! worker stuck in a long poll, and a poll past `Builder::long_poll_threshold` is counted in
+//! `WorkerMetrics::long_polls`.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Acquire;
@@ -29,7 +34,7 @@ use super::queues::{drop_queued, LocalQueue, WorkerSlot};
 use super::shared::Shared;
 use super::worker_state::WorkerState;
 use crate::idle::{Nanos, Parked};
-use crate::task::{coop, list, panics};
+use crate::task::{self, coop, list, panics};
 use crate::time::coarse;
 
 /// Callbacks run on each worker thread as it starts and stops.
@@ -95,6 +100,7 @@ pub(crate) fn run(
 /// start here, and so does the thread that takes a place over (`block_in_place.rs`).
 pub(crate) fn run_place(shared: &Shared, mut core: Box<WorkerState>) {
     let _worker = current::set_worker(&core);
+    Worker::new(shared, &core, None).start_busy();
     let _tasks = list::publish(shared.tasks.clone());
     loop {
         let task = {
@@ -121,7 +127,10 @@ pub(crate) fn run_place(shared: &Shared, mut core: Box<WorkerState>) {
             break;
         }
     }
-    Worker::new(shared, &core, None).drop_queued();
+    let w = Worker::new(shared, &core, None);
+    // A worker that saw the shutdown between tasks, without idling, shows its last stretch.
+    w.end_busy(shared.policy.now());
+    w.drop_queued();
     drop(core);
     shared.places.retire();
 }
@@ -148,12 +157,20 @@ pub(crate) fn run_task(shared: &Shared, core: Box<WorkerState>, task: Runnable) 
         return Ran::Shutdown(core);
     }
     let (now, tick) = Worker::new(shared, &core, None).before_run();
+    // Tasks that yield during the run wait in the worker's deferred list (`yield_now.rs`).
+    task::begin_deferring(core.take_deferred());
     current::lend(core);
     // A panic inside the task's poll or its future's destructor is caught by `Guarded`.
     task.run();
+    let deferred = task::end_deferring();
     let Some(core) = current::reclaim() else {
+        // This thread is no longer a worker: whoever runs the place now runs them.
+        for waker in deferred {
+            waker.wake();
+        }
         return Ran::HandedOff;
     };
+    core.put_deferred(deferred);
     Worker::new(shared, &core, None).after_run(now, tick);
     Ran::Continue(core)
 }
@@ -211,8 +228,11 @@ impl<'a> Worker<'a> {
     fn after_run(&self, now: u64, tick: u32) {
         self.settle();
         if tick % GLOBAL_INTERVAL == 0 || self.reactor_unattended(now) {
+            // A worker that never idles still shows its busy time now and then.
+            self.end_busy(self.shared.policy.now());
             self.state.last_driver_poll.set(now);
             self.poll_driver();
+            self.state.wake_deferred();
         }
     }
 
@@ -225,6 +245,20 @@ impl<'a> Worker<'a> {
     /// stamp is the worker's own, so the check is a compare on a local `Cell`.
     fn reactor_unattended(&self, now: u64) -> bool {
         now.saturating_sub(self.state.last_driver_poll.get()) >= self.shared.slots.attend_every()
+    }
+
+    /// The busy time since the worker found work (or since the last call) is added to its
+    /// counter, up to policy time `now`, a reading the caller took anyway (the idle period's
+    /// start; a periodic reactor poll's): no clock read per task.
+    pub(crate) fn end_busy(&self, now: Nanos) {
+        let since = self.state.busy_since.replace(now);
+        add(&self.counters.busy_nanos, now.saturating_sub(since));
+    }
+
+    /// The loop starts on this thread with the worker busy (a worker thread starting, a pool
+    /// thread taking the place over, a `block_on` driving a current-thread runtime).
+    pub(crate) fn start_busy(&self) {
+        self.state.busy_since.set(self.shared.policy.now());
     }
 
     /// The previous task poll, if one is stamped, is over: count it if it ran long. Then
@@ -261,6 +295,21 @@ impl<'a> Worker<'a> {
             .pop()
             .or_else(|| self.steal_injector())
             .or_else(|| self.steal_others())
+            .or_else(|| self.after_yields())
+    }
+
+    /// Nothing else to run, but tasks yielded: the reactor gets a non-blocking turn first, so
+    /// the timers and sockets that came due while they ran are served before they run again
+    /// (a task that yields in a loop would otherwise hold them off until the next periodic
+    /// poll), then they are woken and the first of them (or of what the turn woke) is taken.
+    fn after_yields(&self) -> Option<Runnable> {
+        if !self.state.has_deferred() {
+            return None;
+        }
+        self.state.last_driver_poll.set(coarse::now());
+        self.poll_driver();
+        self.state.wake_deferred();
+        self.slot.lifo.take().or_else(|| self.state.queue.pop())
     }
 
     /// What an idle worker looks for: the `block_on` future, if it was woken (current-thread
@@ -357,6 +406,16 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// This worker's spin window lost its core at `at`: unless another of the runtime's
+    /// workers is awake (it may be the thread that ran, on a CPU the workers share: that is
+    /// the runtime's own work, not a neighbour), the policy holds parking for a while
+    /// (`idle/spin/contend.rs`).
+    fn lost_core(&self, at: Nanos) {
+        if !self.shared.idle.others_awake() {
+            self.shared.policy.lost_core(at);
+        }
+    }
+
     /// Out of work: spin, then park, until there is work (`Some`) or the runtime shuts down.
     /// One call is one idle period: the spin policy decides how it starts and learns, from
     /// how long it lasted, how the next ones should (see `idle/spin.rs`). That learning waits
@@ -369,6 +428,7 @@ impl<'a> Worker<'a> {
         self.settle();
         self.end_poll(false);
         let began = policy.now();
+        self.end_busy(began);
         // Busy: another worker is awake or work is queued; the policy runs no park probe
         // then (it would measure the others, or queueing: idle/spin.rs, "When to probe").
         let busy = shared.idle.others_awake() || !shared.queues.injector_is_empty();
@@ -385,6 +445,7 @@ impl<'a> Worker<'a> {
             let ended = policy.ended(decision, spun, at, window);
             self.state.unsettled.set(Some(ended));
             self.state.last_driver_poll.set(coarse::now());
+            self.state.busy_since.set(at);
             Some(work)
         };
         loop {
@@ -397,6 +458,10 @@ impl<'a> Worker<'a> {
                         // One clock read: the window is charged when the period settles.
                         let t = Instant::now();
                         let spun_ns = window.elapsed_at(t).as_nanos() as Nanos;
+                        if window.lost_core(Some(t)) {
+                            // It found the work on its return: somebody else ran meanwhile.
+                            self.lost_core(policy.at(t));
+                        }
                         let woke = shared.idle.stop_spinning(
                             true,
                             || self.more_work_queued(),
@@ -421,6 +486,9 @@ impl<'a> Worker<'a> {
                     }
                 }
                 let ns = window.elapsed().as_nanos() as Nanos;
+                if window.lost_core(None) {
+                    self.lost_core(policy.at(window.last()));
+                }
                 policy.spun(policy.now(), ns);
                 add(&counters.spin_nanos, ns);
                 shared.idle.stop_spinning(false, || false, || {});
@@ -433,20 +501,27 @@ impl<'a> Worker<'a> {
                 }
             };
             let drive: Option<&mut dyn FnMut()> = driver.map(|_| &mut drive as &mut dyn FnMut());
-            let stuck = driver.is_some() && self.others_stuck();
             if shared.identity.parking() {
                 // The hook may wake this thread's own `block_on` future (an event loop that
                 // drives the runtime in bursts), and then the park below returns at once:
                 // give timers and I/O their turn first, or they would never get one.
                 self.poll_driver();
             }
+            // Odd while parked, as tokio's park/unpark count.
+            bump(&counters.park_unparks);
+            let now = policy.now();
+            // Beside a lost core (`idle/spin/contend.rs`) a parker drives if nobody does and
+            // nobody spins, as tokio's first parker does: an awake worker may be off its CPU
+            // for a whole slice, and events must not wait for it.
+            let stuck = driver.is_some() && (policy.contended(now) || self.others_stuck());
             let parked = shared.idle.park(
-                policy.now(),
+                now,
                 stuck,
                 || self.next_work(),
                 drive,
                 || shared.driver.get().is_some(),
             );
+            bump(&counters.park_unparks);
             shared.identity.unparked();
             match parked {
                 Parked::Work(work) => {

@@ -16,6 +16,7 @@
 
 use std::cell::Cell;
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::task::Waker;
 use std::time::Instant;
 
 use super::queues::LocalQueue;
@@ -37,30 +38,86 @@ pub(crate) struct WorkerState {
     /// When this worker last polled the reactor (coarse clock), to poll it again between
     /// tasks once half a watch period has passed (`Worker::reactor_unattended`).
     pub(super) last_driver_poll: Cell<u64>,
+    /// When this worker's busy period began (the spin policy's clock, fine-grained): when the
+    /// loop started, when it last found work, or when the busy time was last added to its
+    /// counter (`Worker::end_busy`).
+    pub(super) busy_since: Cell<u64>,
     /// The idle period that ended last, whose accounting waits until the work it found has
     /// run (`Worker::settle`).
     pub(super) unsettled: Cell<Option<Ended>>,
+    /// Wakers of tasks that yielded (`yield_now`, a spent budget), woken after this worker's
+    /// next reactor turn (`WorkerState::wake_deferred`); in a `Cell`, taken out to be changed.
+    deferred: Cell<Vec<Waker>>,
+    /// Set while [`WorkerState::wake_deferred`] wakes them: they go behind the queued tasks
+    /// (`schedule.rs`), so what the reactor turn woke runs first.
+    waking_deferred: Cell<bool>,
 }
 
 impl WorkerState {
     /// The state of worker `index` of the runtime whose shared state is at address
     /// `runtime`, which owns `queue`.
     pub(crate) fn new(runtime: usize, index: usize, queue: LocalQueue) -> Box<WorkerState> {
+        let now = coarse::now();
         Box::new(WorkerState {
             runtime,
             index,
             queue,
             lifo_streak: Cell::new(0),
             tick: Cell::new(0),
-            last_driver_poll: Cell::new(coarse::now()),
+            last_driver_poll: Cell::new(now),
+            // Set by whichever loop takes the place (`Worker::start_busy`).
+            busy_since: Cell::new(0),
             unsettled: Cell::new(None),
+            deferred: Cell::new(Vec::new()),
+            waking_deferred: Cell::new(false),
         })
     }
 
     /// The worker's queue back, for the next thread that takes the worker's place (a
-    /// current-thread runtime's `block_on` callers take turns).
+    /// current-thread runtime's `block_on` callers take turns). Tasks that yielded are woken
+    /// first: this thread no longer drives the runtime, so they go to whoever does.
     pub(crate) fn into_queue(self) -> LocalQueue {
+        for waker in self.deferred.take() {
+            waker.wake();
+        }
         self.queue
+    }
+
+    /// The deferred list, for a task's run to add to (`task::begin_deferring`).
+    pub(super) fn take_deferred(&self) -> Vec<Waker> {
+        self.deferred.take()
+    }
+
+    /// The deferred list back after a task's run.
+    pub(super) fn put_deferred(&self, deferred: Vec<Waker>) {
+        self.deferred.set(deferred);
+    }
+
+    /// Whether the tasks being woken yielded earlier (see `waking_deferred`).
+    pub(super) fn waking_deferred(&self) -> bool {
+        self.waking_deferred.get()
+    }
+
+    /// Whether a task waits to be woken after the next reactor turn.
+    pub(super) fn has_deferred(&self) -> bool {
+        let deferred = self.deferred.take();
+        let any = !deferred.is_empty();
+        self.deferred.set(deferred);
+        any
+    }
+
+    /// Wakes the tasks that yielded (the caller has just given the reactor its turn).
+    pub(super) fn wake_deferred(&self) {
+        let mut deferred = self.deferred.take();
+        self.waking_deferred.set(true);
+        for waker in deferred.drain(..) {
+            waker.wake();
+        }
+        self.waking_deferred.set(false);
+        // Waking schedules, it polls nothing, so nothing was deferred meanwhile; keep the
+        // vector's room for the next yields.
+        deferred.append(&mut self.deferred.take());
+        self.deferred.set(deferred);
     }
 
     /// Whether this is a worker of the runtime whose shared state is at address `runtime`.

@@ -1,8 +1,9 @@
 //! Cooperative budgeting: a task whose sockets are always ready still lets its neighbours run.
 //!
 //! A worker grants each task poll a budget of [`BUDGET`] operations. I/O types call
-//! [`poll_proceed`] before each operation; once the budget is spent it wakes the task and
-//! returns `Pending`, so the task goes to the back of its worker's queue (a yield) and the
+//! [`poll_proceed`] before each operation and keep the unit it took only when the operation
+//! completes ([`RestoreOnPending::made_progress`]); once the budget is spent it wakes the
+//! task and returns `Pending`, so the task goes to the back of its worker's queue (a yield) and the
 //! other tasks there run. Outside a worker (in `block_on`) the budget is unlimited.
 //!
 //! This module is public for I/O types outside this crate (spinpark-net's sockets, an
@@ -16,8 +17,9 @@
 //! # spinpark_executor::spawn(async {
 //! // Inside an I/O type's poll function:
 //! poll_fn(|cx| {
-//!     std::task::ready!(spinpark_executor::coop::poll_proceed(cx));
-//!     // ... perform one operation ...
+//!     let coop = std::task::ready!(spinpark_executor::coop::poll_proceed(cx));
+//!     // ... perform one operation; it completed, so the unit stays spent ...
+//!     coop.made_progress();
 //!     std::task::Poll::Ready(())
 //! })
 //! .await;
@@ -26,6 +28,7 @@
 //! ```
 
 use std::cell::Cell;
+use std::marker::PhantomData;
 use std::task::{Context, Poll};
 
 /// Operations one task poll may perform before it yields.
@@ -49,6 +52,12 @@ pub(crate) fn clear() {
 /// Runs `f` (one task's poll) with a fresh budget, then gives the caller back the budget it
 /// had: a `LocalSet` runs its tasks inside the poll of the future that drives it.
 pub(crate) fn budgeted<R>(f: impl FnOnce() -> R) -> R {
+    with_budget(Some(BUDGET), f)
+}
+
+/// Runs `f` with the budget set to `budget` (`None`: unlimited), then gives the caller back
+/// the budget it had, however `f` ends (a panic unwinds through here).
+fn with_budget<R>(budget: Option<u32>, f: impl FnOnce() -> R) -> R {
     struct Restore(Option<Option<u32>>);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -57,24 +66,126 @@ pub(crate) fn budgeted<R>(f: impl FnOnce() -> R) -> R {
             }
         }
     }
-    let _restore = Restore(REMAINING.try_with(|r| r.replace(Some(BUDGET))).ok());
+    let _restore = Restore(REMAINING.try_with(|r| r.replace(budget)).ok());
     f()
 }
 
 /// Takes one unit of the current task's budget, or wakes the task and returns `Pending` when
 /// it is spent (see the module docs for an example).
-pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<()> {
+///
+/// The unit is taken back when the returned [`RestoreOnPending`] is dropped, unless
+/// [`RestoreOnPending::made_progress`] was called first: an operation that ends up `Pending`
+/// (nothing to read yet) costs nothing, as in tokio, so a task waiting on many resources is
+/// not made to yield by the ones that had nothing for it.
+// Inline: called on every operation of every budgeted resource, from other crates.
+#[inline]
+pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     REMAINING.with(|r| match r.get() {
-        None => Poll::Ready(()),
+        None => Poll::Ready(RestoreOnPending::new(None)),
         Some(0) => {
-            cx.waker().wake_by_ref();
+            // A yield: the task runs again after its worker's next reactor turn.
+            super::yield_now::defer(cx.waker());
             Poll::Pending
         }
         Some(n) => {
             r.set(Some(n - 1));
-            Poll::Ready(())
+            Poll::Ready(RestoreOnPending::new(Some(n)))
         }
     })
+}
+
+/// One unit of budget taken by [`poll_proceed`]; given back on drop unless the operation
+/// [made progress](RestoreOnPending::made_progress).
+///
+/// ```
+/// use std::task::{ready, Poll};
+/// use spinpark::task::coop;
+///
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// spinpark::spawn(async {
+///     std::future::poll_fn(|cx| {
+///         let coop = ready!(coop::poll_proceed(cx));
+///         // ... the operation completed: keep the unit spent.
+///         coop.made_progress();
+///         Poll::Ready(())
+///     })
+///     .await;
+/// })
+/// .await
+/// .unwrap();
+/// # });
+/// ```
+#[derive(Debug)]
+#[must_use = "dropping it at once gives the budget back: call made_progress() when the operation completed"]
+pub struct RestoreOnPending {
+    /// The budget to put back on drop; `None` once progress was made (or when there was no
+    /// limit to begin with).
+    before: Cell<Option<u32>>,
+    /// The budget belongs to this thread's current task poll: not `Send`.
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl RestoreOnPending {
+    #[inline]
+    fn new(before: Option<u32>) -> Self {
+        RestoreOnPending {
+            before: Cell::new(before),
+            _not_send: PhantomData,
+        }
+    }
+
+    /// The operation completed: the unit stays spent.
+    #[inline]
+    pub fn made_progress(&self) {
+        self.before.set(None);
+    }
+}
+
+impl Drop for RestoreOnPending {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(before) = self.before.get() {
+            let _ = REMAINING.try_with(|r| r.set(Some(before)));
+        }
+    }
+}
+
+/// Makes `future` take part in budgeting: each poll first takes a unit of the task's budget
+/// (yielding if it is spent), and keeps it only if the future completes. For a future built
+/// on something that does not consult spinpark's budget (another crate's channel).
+///
+/// ```
+/// # spinpark::Runtime::new().unwrap().block_on(async {
+/// let v = spinpark::task::coop::cooperative(async { 7 }).await;
+/// assert_eq!(v, 7);
+/// # });
+/// ```
+pub fn cooperative<F: std::future::Future>(future: F) -> Coop<F> {
+    Coop { inner: future }
+}
+
+pin_project_lite::pin_project! {
+    /// A future that consumes the task's budget; see [`cooperative`].
+    #[derive(Debug)]
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Coop<F> {
+        #[pin]
+        inner: F,
+    }
+}
+
+impl<F: std::future::Future> std::future::Future for Coop<F> {
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let coop = std::task::ready!(poll_proceed(cx));
+        let out = self.project().inner.poll(cx);
+        if out.is_ready() {
+            coop.made_progress();
+        }
+        out
+    }
 }
 
 /// Whether the current task has budget left for another operation (always `true` outside a
@@ -107,7 +218,7 @@ pub fn has_budget_remaining() -> bool {
 /// # });
 /// ```
 pub async fn consume_budget() {
-    std::future::poll_fn(poll_proceed).await
+    std::future::poll_fn(|cx| poll_proceed(cx).map(|coop| coop.made_progress())).await
 }
 
 /// Runs `future` without a budget: its operations never yield for want of one. For futures
@@ -144,15 +255,15 @@ impl<F: std::future::Future> std::future::Future for Unconstrained<F> {
     type Output = F::Output;
 
     fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let saved = REMAINING.with(|r| r.replace(None));
-        // Restored however the poll ends (a panic unwinds through here).
-        struct Restore(Option<u32>);
-        impl Drop for Restore {
-            fn drop(&mut self) {
-                let _ = REMAINING.try_with(|r| r.set(self.0));
-            }
-        }
-        let _restore = Restore(saved);
-        self.project().inner.poll(cx)
+        with_unconstrained(|| self.project().inner.poll(cx))
     }
+}
+
+/// Runs `f` with no budget (its operations never yield for want of one), then gives the
+/// caller back the budget it had: for
+/// [`Unconstrained`], a `JoinSet` polling the handles it already took a unit for, and
+/// `block_in_place`'s blocking code, which may `block_on` budgeted futures (as in tokio,
+/// where the budget is off there).
+pub(crate) fn with_unconstrained<R>(f: impl FnOnce() -> R) -> R {
+    with_budget(None, f)
 }

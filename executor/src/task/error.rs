@@ -8,10 +8,12 @@
 //! ```
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::fmt;
 
 use super::id::Id;
-use super::panics;
+use super::panics::Payload;
+use crate::exclusive::Exclusive;
 
 /// Why a task did not produce its output.
 ///
@@ -20,7 +22,9 @@ use super::panics;
 /// let task = spinpark::spawn(async { panic!("boom") });
 /// let err = task.await.unwrap_err();
 /// assert!(err.is_panic());
-/// assert_eq!(err.to_string(), "task panicked: boom");
+/// let id = err.id();
+/// assert_eq!(err.to_string(), format!("task {id} panicked with message \"boom\""));
+/// assert_eq!(format!("{err:?}"), format!("JoinError::Panic(Id({id}), \"boom\", ...)"));
 /// # });
 /// ```
 pub struct JoinError {
@@ -29,9 +33,19 @@ pub struct JoinError {
     id: Id,
 }
 
+// `JoinError` is `Send` and `Sync` (as tokio's), so that `handle.await?` converts into
+// `Box<dyn Error + Send + Sync>` or `anyhow::Error`. The panic's payload is only `Send`, so
+// shared access must never reach it: it sits in an `Exclusive` (reachable by value only, by
+// `into_panic`), and what `Display` and `Debug` show through `&self` is a copy of its
+// message taken when the error was made, while the payload was still owned.
 enum Repr {
     Cancelled,
-    Panic(Box<dyn Any + Send + 'static>),
+    Panic {
+        payload: Exclusive<Payload>,
+        /// The payload's message, if it is a string (`panic!` with a literal or a format
+        /// string): borrowed if `'static`, else copied.
+        message: Option<Cow<'static, str>>,
+    },
 }
 
 impl JoinError {
@@ -42,9 +56,16 @@ impl JoinError {
         }
     }
 
-    pub(crate) fn panic(id: Id, payload: Box<dyn Any + Send + 'static>) -> Self {
+    pub(crate) fn panic(id: Id, payload: Payload) -> Self {
+        let message = match payload.downcast_ref::<&'static str>() {
+            Some(s) => Some(Cow::Borrowed(*s)),
+            None => payload.downcast_ref::<String>().cloned().map(Cow::Owned),
+        };
         Self {
-            repr: Repr::Panic(payload),
+            repr: Repr::Panic {
+                payload: Exclusive::new(payload),
+                message,
+            },
             id,
         }
     }
@@ -84,7 +105,7 @@ impl JoinError {
     /// # });
     /// ```
     pub fn is_panic(&self) -> bool {
-        matches!(self.repr, Repr::Panic(_))
+        matches!(self.repr, Repr::Panic { .. })
     }
 
     /// The panic's payload, to resume it with `std::panic::resume_unwind`.
@@ -117,42 +138,54 @@ impl JoinError {
     /// ```
     pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
         match self.repr {
-            Repr::Panic(p) => Ok(p),
+            Repr::Panic { payload, .. } => Ok(payload.into_inner()),
             Repr::Cancelled => Err(self),
         }
     }
 
     fn panic_message(&self) -> Option<&str> {
         match &self.repr {
-            Repr::Panic(p) => panics::message(p),
+            Repr::Panic { message, .. } => message.as_deref(),
             Repr::Cancelled => None,
         }
     }
 }
 
+/// Names the task by its id, as tokio's: `task 12 was cancelled`, `task 12 panicked with
+/// message "boom"` (the message quoted as a string literal), or `task 12 panicked` when the
+/// payload is not a string.
 impl fmt::Display for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let id = self.id;
         match (&self.repr, self.panic_message()) {
-            (Repr::Cancelled, _) => f.write_str("task was cancelled"),
-            (Repr::Panic(_), Some(msg)) => write!(f, "task panicked: {msg}"),
-            (Repr::Panic(_), None) => f.write_str("task panicked"),
+            (Repr::Cancelled, _) => write!(f, "task {id} was cancelled"),
+            (Repr::Panic { .. }, Some(msg)) => write!(f, "task {id} panicked with message {msg:?}"),
+            (Repr::Panic { .. }, None) => write!(f, "task {id} panicked"),
         }
     }
 }
 
+/// As tokio's: `JoinError::Cancelled(Id(12))`, `JoinError::Panic(Id(12), "boom", ...)`.
 impl fmt::Debug for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.repr {
-            Repr::Cancelled => f.write_str("JoinError::Cancelled"),
-            Repr::Panic(_) => write!(f, "JoinError::Panic({:?})", self.panic_message()),
+        let id = self.id;
+        match (&self.repr, self.panic_message()) {
+            (Repr::Cancelled, _) => write!(f, "JoinError::Cancelled({id:?})"),
+            (Repr::Panic { .. }, Some(msg)) => write!(f, "JoinError::Panic({id:?}, {msg:?}, ...)"),
+            (Repr::Panic { .. }, None) => write!(f, "JoinError::Panic({id:?}, ...)"),
         }
     }
 }
 
 impl std::error::Error for JoinError {}
 
+/// An `io::Error` of kind `Other` saying "task was cancelled" or "task panicked" (the
+/// wording of tokio's, without the id or message).
 impl From<JoinError> for std::io::Error {
     fn from(e: JoinError) -> Self {
-        std::io::Error::other(e.to_string())
+        std::io::Error::other(match e.repr {
+            Repr::Cancelled => "task was cancelled",
+            Repr::Panic { .. } => "task panicked",
+        })
     }
 }

@@ -40,8 +40,13 @@ pub(crate) struct TaskMeta {
     aborted: AtomicBool,
     /// Set once the future is gone (completed, panicked, aborted, or dropped unfinished).
     finished: AtomicBool,
-    /// Blocking-pool closures run to completion in one poll and are never listed.
+    /// Blocking-pool closures run to completion in one poll and are never listed (nor are
+    /// local tasks); only a runtime's tasks are, and counted alive.
     listable: bool,
+    /// The address of the runtime's live-task list a listable task counts in (0 for
+    /// others): to tell, without holding a reference, whether a list found on the thread
+    /// that drops the task is the task's own.
+    home: usize,
     /// The key in `tasks`, or `usize::MAX` while unlisted.
     key: AtomicUsize,
     /// The list the task is in, set when it is first listed (so a spawn does not touch the
@@ -53,12 +58,16 @@ pub(crate) struct TaskMeta {
 }
 
 impl TaskMeta {
-    pub(crate) fn new(listable: bool) -> Arc<Self> {
+    /// The metadata of a new task: a runtime's task, listed and counted in `home` (its
+    /// runtime's live-task list, whose spawn count the caller bumps), or (`None`) a blocking
+    /// closure or a local task.
+    pub(crate) fn new(home: Option<&TaskList>) -> Arc<Self> {
         Arc::new(Self {
             id: Id::next(),
             aborted: AtomicBool::new(false),
             finished: AtomicBool::new(false),
-            listable,
+            listable: home.is_some(),
+            home: home.map_or(0, |l| l as *const TaskList as usize),
             key: AtomicUsize::new(usize::MAX),
             tasks: OnceLock::new(),
             drop_panic: Mutex::new(None),
@@ -117,6 +126,26 @@ impl TaskMeta {
         self.finish();
     }
 
+    /// The task's future was dropped: one alive task fewer in its runtime's count. The list
+    /// is the one the task was listed in, else the one this thread publishes if it is the
+    /// task's (a worker of its runtime, or the thread that shuts it down). A task that never
+    /// ran, dropped elsewhere (woken on another thread after its runtime shut down), is not
+    /// counted out: the count of a runtime that has shut down may stay above zero.
+    fn count_exit(&self) {
+        if !self.listable {
+            return;
+        }
+        if let Some(list) = self.tasks.get() {
+            list.count_exit();
+            return;
+        }
+        list::with_polling_for(|list| {
+            if let Some(list) = list.filter(|l| *l as *const TaskList as usize == self.home) {
+                list.count_exit();
+            }
+        });
+    }
+
     /// The future is being dropped: the task is no longer live.
     fn unlist(&self) {
         let key = self.key.swap(usize::MAX, Ordering::Relaxed);
@@ -154,7 +183,9 @@ impl<F> Guarded<F> {
         // SAFETY: `live` was true, so the future has not been dropped, and it is now false, so
         // it is never touched again (not even if its destructor panics). Dropping in place
         // keeps the pinning promise: a pinned value may be dropped where it is.
-        panics::catch(|| unsafe { ManuallyDrop::drop(&mut self.future) })
+        let dropped = panics::catch(|| unsafe { ManuallyDrop::drop(&mut self.future) });
+        self.meta.count_exit();
+        dropped
     }
 }
 

@@ -23,9 +23,10 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::task::{ready, Context, Poll, Waker};
 
 use super::abort::AbortHandle;
+use super::coop;
 use super::error::JoinError;
 use super::guarded::{Outcome, TaskMeta};
 use super::id::Id;
@@ -130,9 +131,13 @@ impl<T> Future for JoinHandle<T> {
             .task
             .as_mut()
             .expect("JoinHandle polled after it completed");
+        // A join is one operation of the task's budget, as in tokio: a loop awaiting handles
+        // of tasks that already finished still yields now and then.
+        let coop = ready!(coop::poll_proceed(cx));
         match Pin::new(task).poll(cx) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(out) => {
+                coop.made_progress();
                 self.task = None;
                 Poll::Ready(match out {
                     Some(outcome) => outcome.into_inner(),

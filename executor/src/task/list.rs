@@ -19,9 +19,16 @@
 //! Which list a task joins is the one of the worker polling it: a worker publishes its
 //! runtime's list on its thread for its whole run loop ([`publish`]), so that this layer
 //! never needs to know what a worker is.
+//!
+//! The list also counts the runtime's alive tasks (spawned, future not dropped yet:
+//! `RuntimeMetrics::num_alive_tasks`), in per-shard counters that the spawning and the
+//! finishing threads bump on their own shard's cache line ([`TaskList::count_spawn`],
+//! [`TaskList::count_exit`]), so that no line is shared by every spawn.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicU64, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
 use std::sync::{Arc, Mutex};
 use std::task::Waker;
 
@@ -35,9 +42,30 @@ pub(crate) fn polling_for() -> Option<Arc<TaskList>> {
     POLLING_FOR.try_with(|l| l.borrow().clone()).ok().flatten()
 }
 
+/// Runs `f` with the live-task list this thread publishes, if any, without cloning it.
+pub(crate) fn with_polling_for<R>(f: impl FnOnce(Option<&TaskList>) -> R) -> R {
+    let mut f = Some(f);
+    // A task may be dropped while the list is being replaced (dropping the list a guard
+    // takes out drops the wakers left in it, and so tasks): then the cell is borrowed and
+    // nothing is published, as when the thread's locals are gone.
+    let out = POLLING_FOR.try_with(|l| {
+        let published = l.try_borrow().ok();
+        (f.take().expect("called once"))(published.as_ref().and_then(|p| p.as_deref()))
+    });
+    match out {
+        Ok(r) => r,
+        Err(_) => (f.take().expect("not called"))(None),
+    }
+}
+
 /// Publishes `list` as the current thread's (a worker's) until the guard drops.
 pub(crate) fn publish(list: Arc<TaskList>) -> Published {
-    let prev = POLLING_FOR.with(|l| l.borrow_mut().replace(list));
+    // On a thread whose locals are being destroyed (a runtime kept in a thread-local, dropped
+    // as the thread exits) nothing is published.
+    let prev = POLLING_FOR
+        .try_with(|l| l.borrow_mut().replace(list))
+        .ok()
+        .flatten();
     Published(prev)
 }
 
@@ -47,7 +75,9 @@ pub(crate) struct Published(Option<Arc<TaskList>>);
 impl Drop for Published {
     fn drop(&mut self) {
         let prev = self.0.take();
-        let _ = POLLING_FOR.try_with(|l| *l.borrow_mut() = prev);
+        // The list taken out is dropped after the cell's borrow ends: dropping it may drop
+        // tasks, whose destructors look at the cell.
+        let _out = POLLING_FOR.try_with(|l| std::mem::replace(&mut *l.borrow_mut(), prev));
     }
 }
 
@@ -58,10 +88,20 @@ thread_local! {
     static SHARD_HINT: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
 }
 
-/// Live tasks' wakers.
+/// Live tasks' wakers, and the count of alive tasks.
 pub(crate) struct TaskList {
     shards: [Mutex<Shard>; SHARDS],
     next_shard: AtomicUsize,
+    /// Per shard, the tasks spawned and finished by the threads of that shard.
+    counts: [Counts; SHARDS],
+}
+
+/// One shard's task counts, on a cache line of its own.
+#[derive(Default)]
+#[repr(align(128))]
+struct Counts {
+    spawned: AtomicU64,
+    exited: AtomicU64,
 }
 
 #[derive(Default)]
@@ -75,7 +115,47 @@ impl TaskList {
         Self {
             shards: std::array::from_fn(|_| Mutex::new(Shard::default())),
             next_shard: AtomicUsize::new(0),
+            counts: std::array::from_fn(|_| Counts::default()),
         }
+    }
+
+    /// This thread's shard, picked the first time it asks.
+    fn this_shard(&self) -> usize {
+        SHARD_HINT.with(|h| {
+            let v = h.get();
+            if v == usize::MAX {
+                // Relaxed: only spreads threads over shards; any value is correct.
+                let n = self.next_shard.fetch_add(1, Relaxed) % SHARDS;
+                h.set(n);
+                n
+            } else {
+                v
+            }
+        })
+    }
+
+    /// A task of this runtime was spawned (before it is scheduled).
+    pub(crate) fn count_spawn(&self) {
+        // Relaxed: the task's scheduling (a queue push and pop) orders this before its exit.
+        self.counts[self.this_shard()].spawned.fetch_add(1, Relaxed);
+    }
+
+    /// A task of this runtime is gone: its future was dropped (it completed, panicked, was
+    /// cancelled, or was dropped at shutdown).
+    pub(crate) fn count_exit(&self) {
+        // Release: pairs with the Acquire in `alive`, so that a reader who sees this exit
+        // also sees the task's spawn.
+        self.counts[self.this_shard()].exited.fetch_add(1, Release);
+    }
+
+    /// Tasks spawned whose future was not dropped yet.
+    pub(crate) fn alive(&self) -> usize {
+        // Exits first: every spawn of a task whose exit was read is then visible (see
+        // `count_exit`), so the difference never counts an exit without its spawn. It may
+        // miss the latest spawns and exits, as any reading of a moving count does.
+        let exited: u64 = self.counts.iter().map(|c| c.exited.load(Acquire)).sum();
+        let spawned: u64 = self.counts.iter().map(|c| c.spawned.load(Relaxed)).sum();
+        spawned.saturating_sub(exited) as usize
     }
 
     fn shard(&self, i: usize) -> std::sync::MutexGuard<'_, Shard> {
@@ -88,17 +168,7 @@ impl TaskList {
     pub(crate) fn insert(&self, waker: Waker) -> usize {
         // Spread over shards by thread, so concurrent spawners rarely share a lock; removal
         // finds the shard from the key.
-        let s = SHARD_HINT.with(|h| {
-            let v = h.get();
-            if v == usize::MAX {
-                // Relaxed: only spreads threads over shards; any value is correct.
-                let n = self.next_shard.fetch_add(1, Relaxed) % SHARDS;
-                h.set(n);
-                n
-            } else {
-                v
-            }
-        });
+        let s = self.this_shard();
         let mut shard = self.shard(s);
         let i = match shard.free.pop() {
             Some(i) => {

@@ -36,4 +36,5 @@ pub use id::{id, try_id, Id};
 pub use join::JoinHandle;
 pub(crate) use list::TaskList;
 pub use local_key::{AccessError, LocalKey, TaskLocalFuture};
+pub(crate) use yield_now::{begin_deferring, end_deferring, without_deferring};
 pub use yield_now::{yield_now, YieldNow};

@@ -1,5 +1,5 @@
-//! The reactor's calls: an epoll instance, the eventfd that unparks the driver, and the
-//! `poll` the parked driver blocks in.
+//! The reactor's calls: an epoll instance, and the eventfd that unparks the driver (and wakes
+//! each signal kind's listeners).
 
 use std::io;
 use std::mem::MaybeUninit;
@@ -75,10 +75,6 @@ impl Epoll {
             Err(e) => Err(e),
         }
     }
-
-    pub(crate) fn raw(&self) -> RawFd {
-        self.fd.as_raw_fd()
-    }
 }
 
 /// A timeout for `epoll_wait` / `poll`: `None` is -1 (block), else whole milliseconds rounded
@@ -90,27 +86,6 @@ fn timeout_ms(timeout: Option<Duration>) -> libc::c_int {
             let ms = d.as_nanos().div_ceil(1_000_000);
             ms.min(i32::MAX as u128) as libc::c_int
         }
-    }
-}
-
-/// Blocks until `a` or `b` is readable or `timeout` passes (see [`Epoll::wait`] for its
-/// rounding); returns which of the two are readable (neither on timeout or interruption).
-pub(crate) fn poll_readable(
-    a: RawFd,
-    b: RawFd,
-    timeout: Option<Duration>,
-) -> io::Result<(bool, bool)> {
-    let mut fds = [a, b].map(|fd| libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    });
-    // SAFETY: `fds` is a valid, writable array of two pollfd structs on our stack.
-    let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms(timeout)) };
-    match check(n) {
-        Ok(_) => Ok((fds[0].revents != 0, fds[1].revents != 0)),
-        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok((false, false)),
-        Err(e) => Err(e),
     }
 }
 

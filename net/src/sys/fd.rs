@@ -66,13 +66,18 @@ pub(crate) fn open(path: &Path, flags: libc::c_int) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// Whether `fd` is a FIFO (or pipe).
-pub(crate) fn is_fifo(fd: RawFd) -> io::Result<bool> {
+/// `fd`'s file type: the `S_IFMT` bits of its mode (`S_IFIFO`, `S_IFREG`, ...).
+pub(crate) fn file_type(fd: RawFd) -> io::Result<libc::mode_t> {
     // SAFETY: stat is plain old data; fstat fills it.
     let mut st: libc::stat = unsafe { mem::zeroed() };
     // SAFETY: `st` is valid for writes during the call.
     check(unsafe { libc::fstat(fd, &mut st) })?;
-    Ok(st.st_mode & libc::S_IFMT == libc::S_IFIFO)
+    Ok(st.st_mode & libc::S_IFMT)
+}
+
+/// Whether `fd` is a FIFO (or pipe).
+pub(crate) fn is_fifo(fd: RawFd) -> io::Result<bool> {
+    Ok(file_type(fd)? == libc::S_IFIFO)
 }
 
 /// `fd`'s access mode (`O_RDONLY`, `O_WRONLY` or `O_RDWR`).

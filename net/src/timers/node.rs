@@ -30,9 +30,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Waker;
 
-// futures-util re-exports this as `futures_util::task::AtomicWaker`; futures-core (already a
-// dependency) is where it lives.
-use futures_core::task::__internal::AtomicWaker;
+use futures_util::task::AtomicWaker;
 
 /// `when` once the timer has fired, or was taken out of the wheel: the store is done with it.
 pub(crate) const FIRED: u64 = u64::MAX;

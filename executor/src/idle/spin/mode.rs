@@ -3,7 +3,7 @@
 //! ```text
 //! if mode.parking() { park at once } else { spin }
 //! mode.in_mode(parked, d);                      // a period that followed the mode ended
-//! if let Some(cheaper) = mode.probe(parked, d) { // a recorded probe ended
+//! if let Some(cheaper) = mode.probe(parked, d, shared) { // a recorded probe ended
 //!     match mode.weigh(cheaper, parked, now) { Outcome::Flipped => .., .. }
 //! }
 //! ```
@@ -22,6 +22,17 @@
 //! beats it half the time although parking never helps.) With a remote client and Poisson
 //! gaps of mean 200 µs, a park probe beats the period before it 4 times in 10; with steady
 //! gaps, never. A probe counts only once the mode has a latest period to compare it with.
+//!
+//! When other processes use our CPUs (`share.rs`), a tie goes to parking: a park probe
+//! counts as cheaper when its `d` is within [`SHARED_TIE`] of the spin's (plus the sixteenth),
+//! and a spin probe only when it beats parking by that much more. There the spinner's CPU
+//! time is somebody else's (a client on the same machine, a neighbour), so spinning that does
+//! not answer measurably sooner should not be bought; and a wake-up that costs less than
+//! that is close to the floor anyway. The tie is well below what a wake-up costs where
+//! spinning pays (20-60 µs on a VM whose idle vCPU halts), so it does not park a remote
+//! client; it decided the colocated rows on a host where the kernel's hand-off of a parked
+//! worker to the waking CPU matches a spinner on the other CPU (spinning cost 6x tokio's CPU
+//! there for the same p50).
 //!
 //! The bits feed Wald's sequential probability ratio test (`sprt.rs`), whose log-likelihood
 //! ratio this part keeps: 16 bits in a row in favour of parking flip the mode into parking,
@@ -51,6 +62,9 @@ const WAKE_PRIOR: u32 = 30_000;
 /// (the park median only moves on park probes while spinning), and a wake-up takes tens of
 /// microseconds, not hundreds.
 const WAKE_CAP: u32 = 50_000;
+/// On shared CPUs, how much later than spinning parking may answer and still count as
+/// cheaper: 2^13 ns, about 8 µs.
+pub(super) const SHARED_TIE: u32 = 1 << 13;
 
 /// What one recorded probe did to the test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,16 +141,21 @@ impl Mode {
     }
 
     /// A recorded probe (it `parked`, or spun, against the mode) found work `d` ns after it
-    /// began. Returns its bit, whether it was cheaper than the mode's latest period, or
+    /// began, with the CPUs `shared` or not. Returns its bit, whether it was cheaper than the
+    /// mode's latest period (a tie within [`SHARED_TIE`] going to parking on shared CPUs), or
     /// `None` if the mode has no period yet to compare it with.
-    pub(super) fn probe(&self, parked: bool, d: u32) -> Option<bool> {
+    pub(super) fn probe(&self, parked: bool, d: u32, shared: bool) -> Option<bool> {
         let (own, other) = (self.arm(parked), self.arm(!parked));
         let before = other.latest.load(Relaxed);
         if before == 0 {
             return None;
         }
         own.median.nudge(d, other.median.get());
-        Some(cheaper(d, before))
+        Some(match (shared, parked) {
+            (false, _) => cheaper(d, before),
+            (true, true) => cheaper(d, before.saturating_add(SHARED_TIE)),
+            (true, false) => cheaper(d.saturating_add(SHARED_TIE), before),
+        })
     }
 
     /// One step of the sequential test on a probe's bit (`cheaper`), where the probed choice
@@ -204,11 +223,30 @@ mod tests {
     #[test]
     fn a_probe_needs_a_period_in_the_mode_to_compare_with() {
         let m = Mode::new();
-        assert_eq!(m.probe(true, 5 * US), None);
+        assert_eq!(m.probe(true, 5 * US, false), None);
         assert_eq!(m.penalty(), WAKE_PRIOR, "nothing measured");
         m.in_mode(false, 40 * US);
-        assert_eq!(m.probe(true, 5 * US), Some(true));
-        assert_eq!(m.probe(true, 80 * US), Some(false));
+        assert_eq!(m.probe(true, 5 * US, false), Some(true));
+        assert_eq!(m.probe(true, 80 * US, false), Some(false));
+    }
+
+    #[test]
+    fn on_shared_cpus_a_tie_goes_to_parking() {
+        let m = Mode::new();
+        m.in_mode(false, 100 * US);
+        // Parking that answers as soon as spinning, or a little later, counts as cheaper on
+        // shared CPUs only.
+        assert_eq!(m.probe(true, 100 * US, false), Some(false));
+        assert_eq!(m.probe(true, 100 * US, true), Some(true));
+        assert_eq!(m.probe(true, 101 * US, true), Some(true));
+        // A wake-up's worth later it does not.
+        assert_eq!(m.probe(true, 130 * US, true), Some(false));
+        // In parking mode, a spin probe must beat parking by the tie as well.
+        let m = Mode::new();
+        m.in_mode(true, 100 * US);
+        assert_eq!(m.probe(false, 90 * US, false), Some(true));
+        assert_eq!(m.probe(false, 90 * US, true), Some(false));
+        assert_eq!(m.probe(false, 70 * US, true), Some(true));
     }
 
     /// A probe is compared with the latest period in the mode, not with its median.
@@ -219,10 +257,10 @@ mod tests {
             m.in_mode(false, 5_000 * US);
         }
         m.in_mode(false, 50 * US);
-        assert_eq!(m.probe(true, 80 * US), Some(false));
+        assert_eq!(m.probe(true, 80 * US, false), Some(false));
         // A zero `d` still counts as a period (1 ns).
         m.in_mode(false, 0);
-        assert_eq!(m.probe(true, 0), Some(true));
+        assert_eq!(m.probe(true, 0, false), Some(true));
     }
 
     /// A probe's arm starts from the other arm's median; the difference is what parking
@@ -231,23 +269,23 @@ mod tests {
     fn the_penalty_of_parking_comes_from_the_medians() {
         let m = Mode::new();
         m.in_mode(false, 64 * US);
-        m.probe(true, 200 * US);
+        m.probe(true, 200 * US, false);
         assert_eq!(
             m.penalty(),
             2 * US,
             "a 32nd of the prior towards the sample"
         );
         for _ in 0..200 {
-            m.probe(true, 80 * US);
+            m.probe(true, 80 * US, false);
         }
         assert_eq!(m.penalty(), 16 * US);
         for _ in 0..200 {
-            m.probe(true, 1_000 * US);
+            m.probe(true, 1_000 * US, false);
         }
         assert_eq!(m.penalty(), WAKE_CAP);
         // Parking cheaper than spinning: no penalty.
         for _ in 0..400 {
-            m.probe(true, 10 * US);
+            m.probe(true, 10 * US, false);
         }
         assert_eq!(m.penalty(), 0);
     }

@@ -33,8 +33,10 @@
 //! windows in both layouts, because the scheduler keeps a colocated client on the *other*
 //! CPU while the server spins.
 //!
-//! What the policy does with it (`spin.rs`): it starts fast probing and lengthens park-probe
-//! runs, and never flips the mode or holds it on this signal alone. The CPUs counted are the
+//! What the policy does with it (`spin.rs`): it starts fast probing, lengthens park-probe
+//! runs and gives ties between probes to parking (`mode.rs`), and never flips the mode or
+//! holds it on this signal alone. (A neighbour busy on the spinner's own CPU is caught
+//! sooner and surely by the spinner's lost core: `contend.rs`.) The CPUs counted are the
 //! ones this process may run on: a server pinned to CPU 1 (`taskset -c 1`) does not see a
 //! client busy on CPU 0.
 //!

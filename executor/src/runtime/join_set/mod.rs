@@ -296,12 +296,13 @@ impl<T> JoinSet<T> {
         if self.len == 0 {
             return Poll::Ready(None);
         }
-        ready!(coop::poll_proceed(cx));
+        let coop = ready!(coop::poll_proceed(cx));
         loop {
             let Some(key) = self.pop_ready(Some(cx.waker())) else {
                 return Poll::Pending;
             };
             if let Some(out) = self.poll_entry(key) {
+                coop.made_progress();
                 return Poll::Ready(Some(out));
             }
         }
@@ -528,7 +529,12 @@ impl<T> JoinSet<T> {
                 {
                     self.handle_polls += 1;
                 }
-                match Pin::new(handle).poll(&mut Context::from_waker(&entry.waker)) {
+                // The unit of budget was taken for the whole `join_next`: the handle's own
+                // check must not find it spent and wake its entry again (a loop).
+                let poll = coop::with_unconstrained(|| {
+                    Pin::new(handle).poll(&mut Context::from_waker(&entry.waker))
+                });
+                match poll {
                     Poll::Pending => return None,
                     Poll::Ready(out) => Some(out),
                 }
