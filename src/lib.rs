@@ -35,13 +35,18 @@
 //!   and to one worker. [`Runtime::metrics`] shows the spins, parks and wake syscalls.
 //! * Sockets implement `futures-io`'s `AsyncRead`/`AsyncWrite`, so the `futures` crate's
 //!   `AsyncReadExt`/`AsyncWriteExt` helpers work on them.
-//! * `tokio::sync` and `tokio::select!` work on spinpark as they are; `tokio::spawn`,
-//!   `tokio::time` and `tokio::net` need tokio's runtime, so use [`spawn`], [`time`] and
-//!   [`net`] instead. `docs/tokio.md` has the full "tokio -> spinpark" table.
+//! * `tokio::spawn`, `tokio::time` and `tokio::net` need tokio's runtime, so use [`spawn`],
+//!   [`time`] and [`net`] instead. For `tokio::sync`, enable the `sync` feature and use
+//!   `spinpark::sync`, the same API: `tokio::sync` itself compiles and runs on spinpark, but
+//!   its waits never yield to the worker's other tasks (tokio's budget is set by tokio's
+//!   scheduler only), its `blocking_*` methods block a worker instead of panicking, and
+//!   `mpsc::Sender::send_timeout` needs tokio's runtime. `tokio::select!` works as it is.
+//!   `docs/tokio.md` has the full "tokio -> spinpark" table.
 //!
 //! The modules: [`net`] (TCP, UDP, Unix sockets, host-name lookup), [`time`] (sleep, timeout,
-//! interval), [`signal`] (Ctrl-C and Unix signals), [`io`] (`AsyncFd` for any other fd),
-//! [`task`] and [`runtime`]. Linux only.
+//! interval), [`fs`] (files and directories, on the blocking pool), [`signal`] (Ctrl-C and
+//! Unix signals), [`io`] (`AsyncFd` for any other fd; stdin, stdout and stderr),
+//! [`task`], [`runtime`], and with the `sync` feature `sync` (channels and locks). Linux only.
 //!
 //! # Features
 //!
@@ -52,7 +57,13 @@
 //!   spinning workers. See "Using tokio-bound crates" in `docs/tokio.md`.
 //! * `hyper` (off by default): [`hyper`] serves hyper 1.x (and so axum and tonic)
 //!   on spinpark.
-//! * `tokio-io` (off by default): tokio's `AsyncRead`/`AsyncWrite` on the TCP and Unix streams.
+//! * `tokio-io` (off by default): tokio's `AsyncRead`/`AsyncWrite` on the TCP and Unix streams
+//!   and on [`io::Stdin`], [`io::Stdout`] and [`io::Stderr`], and tokio's
+//!   `AsyncRead`/`AsyncWrite`/`AsyncSeek` on [`fs::File`].
+//! * `sync` (off by default, as tokio's): `spinpark::sync`, tokio's sync API (channels,
+//!   `Mutex`, `RwLock`, `Semaphore`, `Notify`...) whose waits take part in spinpark's
+//!   cooperative budget, whose `blocking_*` methods panic on a worker as tokio's do, and whose
+//!   `send_timeout` runs on spinpark's timer. It pulls tokio with tokio's `sync` feature only.
 //! * `test-util` (off by default; for `[dev-dependencies]`): paused time, as tokio's
 //!   `test-util`: `time::{pause, resume, advance}`, `Builder::start_paused` and
 //!   `#[spinpark::test(start_paused = true)]`, on current-thread runtimes. While the clock is
@@ -104,19 +115,15 @@ pub mod net {
     };
 }
 
-/// Putting any non-blocking fd on the runtime's reactor: `AsyncFd`, with `Interest` and
-/// `Ready` (tokio's `io::{Interest, Ready}` and `io::unix::AsyncFd`).
-pub mod io {
-    pub use spinpark_net::io::*;
+/// Putting any non-blocking fd on the runtime's reactor (`AsyncFd`, with `Interest` and
+/// `Ready`, tokio's `io::{Interest, Ready}` and `io::unix::AsyncFd`), and the process's
+/// standard streams ([`io::stdin`], [`io::stdout`], [`io::stderr`]) on the blocking pool.
+pub mod io;
 
-    /// `AsyncFd` and its guards under tokio's path, `tokio::io::unix`.
-    pub mod unix {
-        pub use spinpark_net::io::{
-            AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, AsyncFdRegisterError,
-            AsyncFdTryNewError, TryIoError,
-        };
-    }
-}
+/// Files and directories on the blocking pool, as `tokio::fs`: whole-file `read`/`write`,
+/// directory and link functions, `read_dir`, and [`fs::File`] with buffered background reads
+/// and writes.
+pub mod fs;
 
 /// Timers: `sleep`, `sleep_until`, `timeout`, `timeout_at`, `interval`, `interval_at` (with
 /// tokio's `MissedTickBehavior` and resets), `Instant` (the runtime's clock) and std's
@@ -129,6 +136,13 @@ pub mod time {
 /// Unix signals on the runtime's reactor: `ctrl_c` and `signal(SignalKind)`.
 pub mod signal {
     pub use spinpark_net::signal::*;
+}
+
+/// Child processes on the runtime's reactor, as `tokio::process`: `Command`, `Child` (its
+/// exit awaited through a pidfd, or `SIGCHLD` where the kernel has no pidfds) and the
+/// children's piped standard streams.
+pub mod process {
+    pub use spinpark_net::process::*;
 }
 
 /// Tasks: spawning, joining (one at a time or as a [`JoinSet`]), yielding.
@@ -151,13 +165,18 @@ pub mod task {
 pub mod runtime {
     pub use spinpark_executor::RuntimeId as Id;
     pub use spinpark_executor::{
-        worker_index, Builder, EnterGuard, Handle, LocalOptions, LocalRuntime, Runtime,
-        RuntimeFlavor, RuntimeMetrics, TryCurrentError, WorkerMetrics, DEFAULT_SPIN,
+        is_rt_shutdown_err, worker_index, Builder, EnterGuard, Handle, LocalOptions, LocalRuntime,
+        Runtime, RuntimeFlavor, RuntimeMetrics, TryCurrentError, WorkerMetrics, DEFAULT_SPIN,
     };
 }
 
+mod blocking;
+
 #[cfg(feature = "hyper")]
 pub mod hyper;
+
+#[cfg(feature = "sync")]
+pub mod sync;
 
 /// The README's examples, compiled as doc tests.
 #[doc = include_str!("../README.md")]

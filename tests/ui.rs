@@ -1,8 +1,8 @@
 //! Compile-time behaviour of the attributes: `tests/ui/*.rs` must fail to
 //! compile with the errors in their `.stderr` files, and `tests/ui-pass/*.rs`
-//! must compile and run. `start_paused`'s errors depend on spinpark's
-//! `test-util` feature: `tests/ui-test-util` with it, `tests/ui-no-test-util`
-//! without. Regenerate the `.stderr` files with
+//! must compile and run. `start_paused` depends on spinpark's `test-util`
+//! feature: `tests/ui-test-util` (errors) and `tests/ui-pass-test-util` with
+//! it, `tests/ui-no-test-util` without. Regenerate the `.stderr` files with
 //! `TRYBUILD=overwrite cargo test --test ui`, with and without
 //! `--features test-util`.
 
@@ -13,6 +13,7 @@ fn ui() {
     t.pass("tests/ui-pass/*.rs");
     if cfg!(feature = "test-util") {
         t.compile_fail("tests/ui-test-util/*.rs");
+        t.pass("tests/ui-pass-test-util/*.rs");
     } else {
         t.compile_fail("tests/ui-no-test-util/*.rs");
     }

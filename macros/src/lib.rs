@@ -36,7 +36,8 @@
 //! `#[::core::prelude::v1::test]` in front of it, so every test gets a runtime
 //! of its own. With `flavor = "current_thread"` (`#[spinpark::test]`'s
 //! default) the chain starts from `Builder::new_current_thread()` instead, and
-//! `start_paused = true` adds `.start_paused(true)`.
+//! `start_paused = true` adds `.start_paused(true)`, `name = "..."`
+//! `.name("...")`.
 //!
 //! The arguments are checked while compiling: the `spin` string is turned into
 //! a number of nanoseconds here, not at run time. When something is wrong the
@@ -85,6 +86,13 @@ use syn::{Error, Expr, ExprLit, Ident, ItemFn, Lit, LitStr, Path, Token};
 /// - `tokio_compat` (a bare flag, no value): start the background tokio
 ///   runtime of `Builder::tokio_compat`, so that tokio-bound crates work inside
 ///   tasks. Needs spinpark's `tokio-compat` feature.
+/// - `name = "my-service"`: the runtime's name (`Builder::name`, read back with
+///   `Handle::name`).
+/// - `start_paused = true`: the runtime's clock starts paused
+///   (`Builder::start_paused`, `spinpark::time::pause`): sleeps and timeouts
+///   complete at once, the clock jumping to the next timer whenever nothing
+///   else is left to do. Needs spinpark's `test-util` feature and a
+///   current-thread runtime. Mostly for tests (see [`macro@test`]).
 /// - `crate = "path"`: where to find spinpark, for crates that re-export it,
 ///   e.g. `crate = "my_reexport::spinpark"`. Defaults to `::spinpark`.
 ///
@@ -100,7 +108,22 @@ use syn::{Error, Expr, ExprLit, Ident, ItemFn, Lit, LitStr, Path, Token};
 /// ```
 ///
 /// It panics with "failed to build the spinpark runtime" if the runtime
-/// cannot be built. The function must be `async` and take no arguments.
+/// cannot be built. The function must be `async`; a function named `main`
+/// takes no arguments, but, as with tokio's, the attribute works on any other
+/// `async fn` too, arguments and `self` included: each call then builds a
+/// runtime and blocks on the body.
+///
+/// ```
+/// struct Client(u32);
+/// impl Client {
+///     #[spinpark::main(flavor = "current_thread", name = "blocking-client")]
+///     async fn fetch(&self, n: u32) -> u32 {
+///         assert_eq!(spinpark::Handle::current().name(), Some("blocking-client"));
+///         spinpark::spawn(async move { n * 2 }).await.unwrap() + self.0
+///     }
+/// }
+/// assert_eq!(Client(1).fetch(20), 41);
+/// ```
 #[proc_macro_attribute]
 pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
     expand(Kind::Main, args.into(), item.into()).into()
@@ -123,7 +146,8 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 /// ```
 ///
 /// It takes the same arguments as [`macro@main`] (`flavor`, `worker_threads`,
-/// `spin`, `max_spinners`, `tokio_compat` and `crate`), and one more:
+/// `spin`, `max_spinners`, `tokio_compat`, `name`, `start_paused` and
+/// `crate`). The one meant for tests:
 ///
 /// - `start_paused = true`: the test starts with the runtime's clock paused
 ///   (`Builder::start_paused`, `spinpark::time::pause`): sleeps and timeouts
@@ -181,11 +205,13 @@ struct Config {
     max_spinners: Option<(usize, Ident)>,
     tokio_compat: bool,
     start_paused: Option<(bool, Ident)>,
+    /// The runtime's name (`Builder::name`, `Handle::name`).
+    name: Option<LitStr>,
     krate: Option<Path>,
 }
 
 const ARGUMENTS: &str = "`flavor`, `worker_threads`, `spin`, `max_spinners`, `tokio_compat`, \
-                         `start_paused` (tests only) and `crate`";
+                         `start_paused`, `name` and `crate`";
 
 fn expand(kind: Kind, args: TokenStream2, item: TokenStream2) -> TokenStream2 {
     let func: ItemFn = match syn::parse2(item.clone()) {
@@ -216,7 +242,10 @@ fn expand(kind: Kind, args: TokenStream2, item: TokenStream2) -> TokenStream2 {
             "the `async` keyword is missing from the function declaration",
         ));
     }
-    if !sig.inputs.is_empty() {
+    // As tokio's: `#[spinpark::main]` on any other function (a method taking `self`, a
+    // helper taking arguments) runs its body on a runtime of its own, arguments and all.
+    let refuses_inputs = kind == Kind::Test || sig.ident == "main";
+    if refuses_inputs && !sig.inputs.is_empty() {
         let msg = match kind {
             Kind::Main => "the main function cannot accept arguments",
             Kind::Test => "test functions cannot accept arguments",
@@ -249,8 +278,8 @@ fn expand(kind: Kind, args: TokenStream2, item: TokenStream2) -> TokenStream2 {
 }
 
 /// The runtime flavour the arguments ask for, or the error of a combination that cannot be:
-/// `worker_threads`/`max_spinners` on a current-thread runtime, `start_paused` outside a test,
-/// without spinpark's `test-util` feature (`test_util`), or on a multi-thread runtime.
+/// `worker_threads`/`max_spinners` on a current-thread runtime, `start_paused` without
+/// spinpark's `test-util` feature (`test_util`) or on a multi-thread runtime.
 fn check(kind: Kind, config: &Config, test_util: bool) -> syn::Result<Flavor> {
     let explicit = config.flavor.as_ref().map(|(f, _)| *f);
     // Only worker threads give these a meaning, so a test that sets one wants them.
@@ -274,12 +303,6 @@ fn check(kind: Kind, config: &Config, test_util: bool) -> syn::Result<Flavor> {
         }
     }
     if let Some((paused, name)) = &config.start_paused {
-        if kind == Kind::Main {
-            return Err(Error::new_spanned(
-                name,
-                "`start_paused` is for #[spinpark::test] only: paused time is a testing tool",
-            ));
-        }
         if !test_util {
             return Err(Error::new_spanned(
                 name,
@@ -289,9 +312,15 @@ fn check(kind: Kind, config: &Config, test_util: bool) -> syn::Result<Flavor> {
             ));
         }
         if *paused && flavor == Flavor::MultiThread {
-            let why = match explicit {
-                Some(_) => "remove `flavor = \"multi_thread\"`",
-                None => "remove `worker_threads` and `max_spinners`, which ask for worker threads",
+            let why = match (explicit, kind) {
+                (Some(_), _) => "remove `flavor = \"multi_thread\"`",
+                (None, Kind::Main) => {
+                    "add `flavor = \"current_thread\"` (#[spinpark::main]'s default is the \
+                     multi-thread runtime)"
+                }
+                (None, Kind::Test) => {
+                    "remove `worker_threads` and `max_spinners`, which ask for worker threads"
+                }
             };
             return Err(Error::new_spanned(
                 name,
@@ -320,6 +349,7 @@ fn parse_args(input: ParseStream) -> syn::Result<Config> {
                 | "max_spinners"
                 | "tokio_compat"
                 | "start_paused"
+                | "name"
                 | "crate"
         ) {
             let msg = format!("unknown argument `{key}`; the arguments are {ARGUMENTS}");
@@ -369,6 +399,10 @@ fn parse_args(input: ParseStream) -> syn::Result<Config> {
             "start_paused" => {
                 let paused = boolean(&key, &value)?;
                 set(&mut config.start_paused, (paused, name.clone()))
+            }
+            "name" => {
+                let lit = string(&key, &value)?;
+                set(&mut config.name, LitStr::new(&lit.value(), lit.span()))
             }
             "spin" => {
                 let lit = string(&key, &value)?;
@@ -451,6 +485,7 @@ fn string<'a>(key: &str, value: &'a Expr) -> syn::Result<&'a LitStr> {
             let example = match key {
                 "spin" => "\"50us\"",
                 "flavor" => "\"current_thread\"",
+                "name" => "\"my-service\"",
                 _ => "\"spinpark\"",
             };
             let msg = format!("`{key}` takes a string, e.g. `{key} = {example}`");
@@ -542,6 +577,7 @@ fn expansion(kind: Kind, flavor: Flavor, config: Config, func: ItemFn) -> TokenS
         .start_paused
         .filter(|(paused, _)| *paused)
         .map(|_| quote!(.start_paused(true)));
+    let name = config.name.map(|lit| quote!(.name(#lit)));
     let test_attr = (kind == Kind::Test).then(|| quote!(#[::core::prelude::v1::test]));
 
     quote! {
@@ -554,6 +590,7 @@ fn expansion(kind: Kind, flavor: Flavor, config: Config, func: ItemFn) -> TokenS
                 #max_spinners
                 #tokio_compat
                 #start_paused
+                #name
                 #build
                 .expect("failed to build the spinpark runtime")
                 .block_on(async #block)
@@ -625,6 +662,30 @@ mod tests {
             Flavor::Local
         ));
         assert!(flavor(Kind::Test, quote!(flavor = "local", worker_threads = 2)).is_err());
+    }
+
+    #[test]
+    fn main_takes_start_paused_on_a_current_thread_runtime() {
+        let is = |f: Result<Flavor, String>, want: Flavor| f.is_ok_and(|f| f == want);
+        assert!(is(
+            flavor(
+                Kind::Main,
+                quote!(flavor = "current_thread", start_paused = true)
+            ),
+            Flavor::CurrentThread
+        ));
+        let err = flavor(Kind::Main, quote!(start_paused = true)).unwrap_err();
+        assert!(err.contains("add `flavor = \"current_thread\"`"), "{err}");
+    }
+
+    #[test]
+    fn name_is_a_string_given_once() {
+        let config = parse_args.parse2(quote!(name = "svc")).unwrap();
+        assert_eq!(config.name.map(|n| n.value()).as_deref(), Some("svc"));
+        let twice = parse_args.parse2(quote!(name = "a", name = "b"));
+        assert!(twice.is_err_and(|e| e.to_string().contains("given twice")));
+        let not_a_string = parse_args.parse2(quote!(name = 3));
+        assert!(not_a_string.is_err_and(|e| e.to_string().contains("takes a string")));
     }
 
     #[test]

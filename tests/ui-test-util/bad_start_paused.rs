@@ -1,4 +1,4 @@
-#[spinpark::main(flavor = "current_thread", start_paused = true)]
+#[spinpark::main(start_paused = true)]
 async fn main() {}
 
 #[spinpark::test(flavor = "multi_thread", start_paused = true)]
