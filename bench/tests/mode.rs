@@ -1,5 +1,5 @@
 //! The benchmark's modes (`benches/rpc/mode.rs`): the names `--only` matches, and the floor
-//! mode's gaps.
+//! and neighbour modes' gaps.
 
 #[allow(dead_code)]
 #[path = "../benches/rpc/mode.rs"]
@@ -70,4 +70,36 @@ fn durations_are_named_in_the_largest_whole_unit() {
     assert_eq!(mode::fmt_dur(Duration::from_micros(50)), "50us");
     assert_eq!(mode::fmt_dur(Duration::from_micros(1500)), "1500us");
     assert_eq!(mode::fmt_dur(Duration::from_millis(2)), "2ms");
+}
+
+#[test]
+fn neighbour_modes_are_gap_modes_named_only_by_their_whole_name() {
+    let modes = mode::neighbour(false, None);
+    let names: Vec<String> = modes.iter().map(Mode::name).collect();
+    assert_eq!(names, ["gap 50us", "gap 200us", "gap 1ms"]);
+    for (m, us) in modes.iter().zip(mode::NEIGHBOUR_GAPS_US) {
+        let (Mode::Gap { gap, count }, Mode::Gap { count: want, .. }) =
+            (*m, mode::gap(us, false, None))
+        else {
+            panic!("{m:?}");
+        };
+        assert_eq!(gap, Duration::from_micros(us));
+        assert_eq!(count, want);
+    }
+    let budget = Some(Duration::from_secs(2));
+    assert!(mode::neighbour(false, budget)[0].estimate() > modes[0].estimate());
+    assert!(mode::neighbour(true, None)[0].estimate() < modes[0].estimate());
+    // `--only neighbour` names the plan, and pulls in none of the regular modes by substring.
+    let only = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(mode::named(&only(&["floor", " Neighbour "]), "neighbour"));
+    assert!(!mode::named(&only(&["neighbours"]), "neighbour"));
+    let regular: Vec<String> = mode::main(false, None)
+        .iter()
+        .chain(&mode::poisson(false))
+        .map(Mode::name)
+        .collect();
+    assert!(
+        regular.iter().all(|n| !n.contains("neighbour")),
+        "{regular:?}"
+    );
 }

@@ -64,6 +64,7 @@ pub fn plan(
         // Every server is a fresh process each round (see `runner::run_alone`).
         restart: true,
         fresh_per_mode: false,
+        neighbour: false,
     })
 }
 

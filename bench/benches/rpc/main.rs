@@ -11,6 +11,7 @@
 //! cargo bench --bench rpc -- --only sweep --windows 0,25us,100us,250us,1ms,adaptive [--docs]
 //! cargo bench --bench rpc -- --only floor --rounds 7   # against a server that only busy-polls
 //! cargo bench --bench rpc -- --only deadline   # per-request timeouts, sync T=4 and async
+//! cargo bench --bench rpc -- --only neighbour  # beside a CPU-bound process on the server CPUs
 //! cargo bench --bench rpc -- --only kv         # kv_server vs redis-server under redis-benchmark
 //! cargo bench --bench rpc -- --only http       # examples/http_server vs hyper+tokio, with wrk
 //! cargo bench --bench rpc --features tokio-compat -- --only compat   # see rpc/compat.rs
@@ -24,7 +25,9 @@
 //! printing Reqs/sec, User and Sys CPU per request, context switches per request and the cores
 //! each side used; a storage system's "waking up worker threads" test (gap: one client whose
 //! requests are spaced by a pause); and open-loop Poisson arrivals. `--only floor` measures both
-//! runtimes against the latency floor, a server thread that only busy-polls its sockets.
+//! runtimes against the latency floor, a server thread that only busy-polls its sockets;
+//! `--only neighbour` measures latency beside a CPU-bound neighbour process on the server CPUs
+//! and the work that neighbour gets done beside each runtime (`rpc/neighbour.rs`).
 //!
 //! Layouts (`--layout remote|colocated|both`; `both` by default, `remote` with `--quick`):
 //! *remote* pins the servers to one CPU set and the load generator to a disjoint one, as if the
@@ -47,6 +50,7 @@ mod http;
 mod kvbench;
 mod load;
 mod mode;
+mod neighbour;
 mod pin;
 mod poisson;
 mod poll_client;
@@ -81,7 +85,7 @@ enum Layouts {
     about = "The RPC benchmark: the same echo server on spinpark and on tokio, side by side",
     after_help = "Examples: --quick (about 30 s); --only \"sync T=1,gap 50us\" --rounds 5 \
                   --spin 100us; --only sweep --windows 0,25us,adaptive; --only kv; \
-                  --only http --rounds 1 --duration 1"
+                  --only neighbour --rounds 5; --only http --rounds 1 --duration 1"
 )]
 struct Cli {
     /// Short runs, remote layout only (about 30 s)
@@ -107,7 +111,8 @@ struct Cli {
     #[arg(long, value_enum)]
     layout: Option<Layouts>,
     /// Run only the modes whose name contains one of these, comma-separated; poisson,
-    /// sweep, floor, deadline, kv, http and compat run only when named
+    /// sweep, floor, neighbour (gaps beside a CPU-bound process on the server CPUs), deadline,
+    /// kv, http and compat run only when named
     #[arg(long, value_name = "MODES", value_delimiter = ',')]
     only: Vec<String>,
     /// The sweep's spin windows, comma-separated
@@ -164,7 +169,8 @@ struct Options {
     spin: Option<Spin>,
     layouts: Option<Layouts>,
     /// Run only the modes whose name contains one of these (comma-separated `--only`); also
-    /// `poisson`, `sweep`, `deadline` and `kv`, which only run when named.
+    /// `poisson`, `sweep`, `floor`, `neighbour`, `deadline` and `kv`, which only run when
+    /// named.
     only: Vec<String>,
     windows: Option<Vec<Spin>>,
     deadline: bool,
@@ -223,6 +229,9 @@ fn main() {
         gap_budget: cli.gap_secs,
     };
     if let Some(rt) = cli.serve {
+        if rt == "neighbour" {
+            neighbour::serve();
+        }
         let runtime = match rt.as_str() {
             "spinpark" => "spinpark",
             "tokio" => "tokio",
@@ -306,6 +315,7 @@ fn plan(opts: &Options, layout: &Layout, workers: usize, modes: Vec<Mode>, note:
         },
         restart: colocated,
         fresh_per_mode: false,
+        neighbour: false,
     }
 }
 
@@ -329,14 +339,15 @@ fn run(opts: &Options) {
     let sweep = wants(opts, "sweep") || opts.windows.is_some();
     let kv = wants(opts, "kv");
     let floor = wants(opts, "floor");
-    if candidates.is_empty() && !deadline && !sweep && !kv && !floor {
+    let with_neighbour = wants(opts, "neighbour") || wants(opts, "neighbor");
+    if candidates.is_empty() && !deadline && !sweep && !kv && !floor && !with_neighbour {
         let names: Vec<String> = mode::main(false, None)
             .iter()
             .chain(&mode::poisson(false))
             .map(Mode::name)
             .collect();
         usage_error(format!(
-            "--only {:?} matches no mode; modes: {}, and deadline, sweep, floor, kv",
+            "--only {:?} matches no mode; modes: {}, and deadline, sweep, floor, neighbour, kv",
             opts.only.join(","),
             names.join(", ")
         ));
@@ -391,6 +402,24 @@ fn run(opts: &Options) {
             p
         })
         .flatten();
+    let neighbour_plan = with_neighbour
+        .then(|| {
+            let p = neighbour::plan(
+                opts.workers,
+                opts.rounds,
+                opts.quick,
+                opts.gap_budget,
+                opts.spin,
+                opts.deadline,
+            );
+            if p.is_none() {
+                eprintln!("only one CPU: no remote layout, so no neighbour mode");
+            }
+            p
+        })
+        .flatten();
+    let neighbour_layout = neighbour_plan.as_ref().map(|p| p.layout.clone());
+    plans.extend(neighbour_plan);
     // Modes that drive the servers with an outside tool, each reporting its own section.
     // (Another such mode goes here: its own file, a `runner::External`, and a name for --only.)
     let mut external: Vec<Box<dyn runner::External>> = Vec::new();
@@ -414,6 +443,7 @@ fn run(opts: &Options) {
         sweep_plan.as_ref().map(|p| &p.layout),
         floor_plan.as_ref().map(|p| &p.layout),
         kv_layout.as_ref(),
+        neighbour_layout.as_ref(),
     ];
     for l in others.into_iter().flatten() {
         if !shown.iter().any(|s| s.name() == l.name()) {

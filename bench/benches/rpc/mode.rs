@@ -8,7 +8,8 @@
 //! connections, up to D in flight each) and `gap X` (one client, a pause of X between a reply
 //! and the next request). Open loop: `poisson X` (Poisson arrivals with mean inter-arrival X
 //! over several connections). `poll gap X` is the gap mode with a client that busy-polls its
-//! socket (`--only floor`, see `floorbench.rs`).
+//! socket (`--only floor`, see `floorbench.rs`). `--only neighbour` runs gap modes (50 us,
+//! 200 us, 1 ms) beside a CPU-bound neighbour process on the server CPUs (`neighbour.rs`).
 
 use std::time::Duration;
 
@@ -141,8 +142,20 @@ pub fn floor(quick: bool, budget: Option<Duration>) -> Vec<Mode> {
         .collect()
 }
 
-/// Whether `--only` names `what` (a mode that runs only when named: `floor`, `sweep`...),
-/// ignoring case and surrounding blanks.
+/// The gaps of `--only neighbour`: below, around and past the adaptive spin window.
+pub const NEIGHBOUR_GAPS_US: [u64; 3] = [50, 200, 1_000];
+
+/// The modes of `--only neighbour`: [`gap`] at [`NEIGHBOUR_GAPS_US`] (the runner reads the
+/// neighbour's work around each; see `neighbour.rs`).
+pub fn neighbour(quick: bool, budget: Option<Duration>) -> Vec<Mode> {
+    NEIGHBOUR_GAPS_US
+        .iter()
+        .map(|&us| gap(us, quick, budget))
+        .collect()
+}
+
+/// Whether `--only` names `what` (a mode that runs only when named: `floor`, `sweep`,
+/// `neighbour`...), ignoring case and surrounding blanks.
 pub fn named(only: &[String], what: &str) -> bool {
     only.iter().any(|o| o.trim().eq_ignore_ascii_case(what))
 }

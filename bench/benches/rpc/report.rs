@@ -8,7 +8,9 @@
 //! ```
 //!
 //! Ratios are spinpark/tokio, computed per round (the two were measured back to back) and
-//! then summarised; the verdict column reads those paired ratios (see `stats.rs`).
+//! then summarised; the verdict column reads those paired ratios (see `stats.rs`). A plan run
+//! beside a CPU-bound neighbour (`--only neighbour`) adds the neighbour's work beside each
+//! runtime to its gap table.
 
 use std::fmt::Write as _;
 
@@ -39,6 +41,14 @@ impl Row {
 
     fn verdict(&self, name: &str, f: fn(&Sample) -> f64, better: Better) -> String {
         format!("{name} {}", verdict(&self.ratio(f), better).word())
+    }
+
+    /// Whether any round ran beside a neighbour (`neighbour.rs`).
+    fn has_neighbour(&self) -> bool {
+        self.runs
+            .iter()
+            .flatten()
+            .any(|s| s.neighbour_units_per_sec.is_finite())
     }
 
     /// Whether most of a server's rounds were client-bound.
@@ -305,29 +315,58 @@ fn closed_loop(o: &mut String, t: &Table) {
     }
 }
 
-/// One client with a gap between a reply and the next request: latency against the gap.
+/// One client with a gap between a reply and the next request: latency against the gap;
+/// beside a neighbour, also the neighbour's work during each runtime's runs.
 fn gaps(o: &mut String, t: &Table) {
     let rows: Vec<&Row> = t.rows.iter().filter(|r| r.mode.gap().is_some()).collect();
     if rows.is_empty() {
         return;
     }
     let [a, b] = &t.labels;
+    let neighbour = rows.iter().any(|r| r.has_neighbour());
     writeln!(
         o,
         "\nOne client, 100-byte requests spaced by a gap (latency in microseconds):\n"
     )
     .unwrap();
-    writeln!(o, "| gap (achieved us) | {a} p50 | {b} p50 | p50 ratio | verdict | {a} p99 | {b} p99 | p99 ratio | {a} Ctx Sw./req | {b} Ctx Sw./req | {a} CPU/req (us) | {b} CPU/req (us) |").unwrap();
+    if neighbour {
+        writeln!(
+            o,
+            "Beside the servers, a CPU-bound neighbour process runs one busy thread per server CPU; its work is in millions of units per second (a unit is {} xorshift steps), read over each run, with the spinpark/tokio ratio per round.\n",
+            crate::neighbour::UNIT_STEPS
+        )
+        .unwrap();
+    }
+    let (head, rule) = if neighbour {
+        (
+            format!(" {a} neighbour (M units/s) | {b} neighbour (M units/s) | neighbour ratio |"),
+            "---:|---:|---:|",
+        )
+    } else {
+        (String::new(), "")
+    };
+    writeln!(o, "| gap (achieved us) | {a} p50 | {b} p50 | p50 ratio | verdict | {a} p99 | {b} p99 | p99 ratio | {a} Ctx Sw./req | {b} Ctx Sw./req | {a} CPU/req (us) | {b} CPU/req (us) |{head}").unwrap();
     writeln!(
         o,
-        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|{rule}"
     )
     .unwrap();
     for r in rows {
         let achieved = Spread::of(r.runs.iter().flatten().map(|s| s.achieved_gap_us));
+        let work = |s: &Sample| s.neighbour_units_per_sec / 1e6;
+        let extra = if neighbour {
+            format!(
+                " {} | {} | **{}** |",
+                r.spread(0, work).show(3),
+                r.spread(1, work).show(3),
+                r.ratio_cell(work),
+            )
+        } else {
+            String::new()
+        };
         writeln!(
             o,
-            "| {} ({:.0}) | {} | {} | **{}** | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} ({:.0}) | {} | {} | **{}** | {} | {} | {} | {} | {} | {} | {} | {} |{extra}",
             fmt_dur(r.mode.gap().unwrap()),
             achieved.median,
             r.spread(0, |s| s.p50).show(1),

@@ -2,7 +2,7 @@
 //! progress line per mode and round.
 //!
 //! ```text
-//! let plan = Plan { title, layout, specs: vec![spinpark, tokio], modes, rounds: 3, restart: false };
+//! let plan = Plan { title, layout, specs: vec![spinpark, tokio], modes, rounds: 3, restart: false, .. };
 //! let mut progress = Progress::new(estimate(&[&plan]));
 //! let runs = run(&plan, &mut progress); // runs[mode][server][round]
 //! ```
@@ -15,12 +15,15 @@
 //! `fresh_per_mode`, before each mode (the sweep: an adaptive spin policy starts every mode
 //! from its defaults instead of from what the previous mode taught it). [`run_alone`] runs one
 //! server process at a time instead (`--only floor`, whose floor server spins on its CPU all
-//! the time it lives).
+//! the time it lives). With `neighbour`, a CPU-bound neighbour process (`neighbour.rs`) runs
+//! on the server CPUs from before the servers start until the plan ends, and every sample
+//! records the work it did during the measurement (`--only neighbour`).
 
 use std::time::{Duration, Instant};
 
 use crate::load;
 use crate::mode::Mode;
+use crate::neighbour::Neighbour;
 use crate::pin::{self, Layout};
 use crate::poisson;
 use crate::sample::{Caps, Sample};
@@ -43,6 +46,8 @@ pub struct Plan {
     pub restart: bool,
     /// Restart every server before each mode, too.
     pub fresh_per_mode: bool,
+    /// Run a CPU-bound neighbour process on the server CPUs, and record its work rate.
+    pub neighbour: bool,
 }
 
 impl Plan {
@@ -106,6 +111,7 @@ pub fn fmt_secs(d: Duration) -> String {
 /// Runs `plan`; returns the samples as `[mode][server][round]`.
 pub fn run(plan: &Plan, progress: &mut Progress) -> Vec<Vec<Vec<Sample>>> {
     pin::pin_current(plan.layout.client_cpus()).expect("pin the load generator");
+    let mut neighbour = start_neighbour(plan);
     let start_all = || -> Vec<Server> {
         plan.specs
             .iter()
@@ -128,7 +134,13 @@ pub fn run(plan: &Plan, progress: &mut Progress) -> Vec<Vec<Vec<Sample>>> {
             let mut summary = Vec::new();
             for k in 0..n {
                 let si = (k + round + mi) % n;
-                let sample = measure(&mut servers[si], mode, plan, &plan.specs[si]);
+                let sample = measure(
+                    &mut servers[si],
+                    mode,
+                    plan,
+                    &plan.specs[si],
+                    neighbour.as_mut(),
+                );
                 summary.push((si, sample));
                 out[mi][si].push(sample);
             }
@@ -137,10 +149,11 @@ pub fn run(plan: &Plan, progress: &mut Progress) -> Vec<Vec<Vec<Sample>>> {
                 .iter()
                 .map(|(si, s)| {
                     format!(
-                        "{} {:.1}k req/s p50 {:.1}us",
+                        "{} {:.1}k req/s p50 {:.1}us{}",
                         plan.specs[*si].label(),
                         s.reqs_per_sec / 1000.0,
-                        s.p50
+                        s.p50,
+                        fmt_neighbour(s)
                     )
                 })
                 .collect();
@@ -155,15 +168,20 @@ pub fn run(plan: &Plan, progress: &mut Progress) -> Vec<Vec<Vec<Sample>>> {
         }
     }
     servers.into_iter().for_each(Server::stop);
+    if let Some(n) = neighbour {
+        n.stop();
+    }
     out
 }
 
 /// Runs `plan` one server at a time: in every round each server in turn (in an order that
 /// rotates from round to round) is started, measured on every mode and stopped before the
 /// next one starts, so no server shares the CPUs with another; `restart` and
-/// `fresh_per_mode` do not apply. Returns the samples as `[mode][server][round]`.
+/// `fresh_per_mode` do not apply (a `neighbour` does). Returns the samples as
+/// `[mode][server][round]`.
 pub fn run_alone(plan: &Plan, progress: &mut Progress) -> Vec<Vec<Vec<Sample>>> {
     pin::pin_current(plan.layout.client_cpus()).expect("pin the load generator");
+    let mut neighbour = start_neighbour(plan);
     let n = plan.specs.len();
     let mut out = vec![vec![Vec::with_capacity(plan.rounds); n]; plan.modes.len()];
     for round in 0..plan.rounds {
@@ -173,8 +191,13 @@ pub fn run_alone(plan: &Plan, progress: &mut Progress) -> Vec<Vec<Vec<Sample>>> 
             let mut server = Server::start(spec, plan.layout.server_cpus());
             let mut figures = Vec::new();
             for (mi, mode) in plan.modes.iter().enumerate() {
-                let sample = measure(&mut server, mode, plan, spec);
-                figures.push(format!("{} p50 {:.1}us", mode.name(), sample.p50));
+                let sample = measure(&mut server, mode, plan, spec, neighbour.as_mut());
+                figures.push(format!(
+                    "{} p50 {:.1}us{}",
+                    mode.name(),
+                    sample.p50,
+                    fmt_neighbour(&sample)
+                ));
                 out[mi][si].push(sample);
             }
             server.stop();
@@ -188,14 +211,41 @@ pub fn run_alone(plan: &Plan, progress: &mut Progress) -> Vec<Vec<Vec<Sample>>> 
             ));
         }
     }
+    if let Some(n) = neighbour {
+        n.stop();
+    }
     out
 }
 
-fn measure(server: &mut Server, mode: &Mode, plan: &Plan, spec: &Spec) -> Sample {
+/// The plan's neighbour, if it has one, started on its server CPUs.
+fn start_neighbour(plan: &Plan) -> Option<Neighbour> {
+    plan.neighbour
+        .then(|| Neighbour::start(plan.layout.server_cpus()))
+}
+
+/// ` neighbour 0.52M units/s` for a progress line, or nothing without a neighbour.
+fn fmt_neighbour(s: &Sample) -> String {
+    if s.neighbour_units_per_sec.is_finite() {
+        format!(" neighbour {:.3}M units/s", s.neighbour_units_per_sec / 1e6)
+    } else {
+        String::new()
+    }
+}
+
+/// One run of `mode` against `server`; with a `neighbour`, its count is read right before
+/// and right after the load, and the sample records its rate over that interval.
+fn measure(
+    server: &mut Server,
+    mode: &Mode,
+    plan: &Plan,
+    spec: &Spec,
+    mut neighbour: Option<&mut Neighbour>,
+) -> Sample {
     std::thread::sleep(SETTLE);
     let spin = plan.layout.is_remote();
     let s0 = server.usage();
     let c0 = Usage::now();
+    let n0 = neighbour.as_deref_mut().map(Neighbour::count);
     let r = match *mode {
         Mode::Sync { threads, dur } => load::sync(server.addr, threads, dur),
         Mode::Async { conns, depth, dur } => load::pipelined(server.addr, conns, depth, dur),
@@ -203,11 +253,16 @@ fn measure(server: &mut Server, mode: &Mode, plan: &Plan, spec: &Spec) -> Sample
         Mode::Poisson { mean, conns, dur } => poisson::run(server.addr, conns, mean, dur, spin),
         Mode::PollGap { gap, count } => load::poll_gap(server.addr, gap, count),
     };
+    let n1 = neighbour.map(Neighbour::count);
     let c = Usage::now().since(c0);
     let s = server.usage().since(s0);
     let caps = Caps {
         server: spec.workers.min(plan.layout.server_cpus().len()),
         client: mode.client_threads().min(plan.layout.client_cpus().len()),
     };
-    Sample::new(&r, s, c, caps)
+    let mut sample = Sample::new(&r, s, c, caps);
+    if let (Some(before), Some(after)) = (n0, n1) {
+        sample.neighbour_units_per_sec = after.rate_since(before);
+    }
+    sample
 }

@@ -7,7 +7,8 @@
 //!
 //! Times per request are in microseconds; "cores" are CPU time over wall time. A run is
 //! client-bound when the load generator used at least 90% of the CPUs it could use (its
-//! threads, at most its CPU set) while the server did not.
+//! threads, at most its CPU set) while the server did not. Beside a neighbour process
+//! (`--only neighbour`), the runner also records the neighbour's work rate.
 
 use crate::load::LoadResult;
 use crate::server::Usage;
@@ -45,13 +46,16 @@ pub struct Sample {
     pub achieved_gap_us: f64,
     pub samples: u64,
     pub client_bound: bool,
+    /// Units of work per second the CPU-bound neighbour did during the run (`neighbour.rs`);
+    /// NaN without a neighbour.
+    pub neighbour_units_per_sec: f64,
 }
 
 /// A named field of a [`Sample`].
 pub type Field = (&'static str, fn(&Sample) -> f64);
 
 /// Every figure of a sample, by the name the JSON output uses.
-pub const FIELDS: [Field; 19] = [
+pub const FIELDS: [Field; 20] = [
     ("reqs_per_sec", |s| s.reqs_per_sec),
     ("server_user_us_per_req", |s| s.user_us),
     ("server_sys_us_per_req", |s| s.sys_us),
@@ -71,6 +75,7 @@ pub const FIELDS: [Field; 19] = [
     ("achieved_gap_us", |s| s.achieved_gap_us),
     ("samples", |s| s.samples as f64),
     ("client_bound", |s| s.client_bound as u8 as f64),
+    ("neighbour_work_per_sec", |s| s.neighbour_units_per_sec),
 ];
 
 impl Sample {
@@ -106,6 +111,7 @@ impl Sample {
             samples,
             client_bound: client_cores >= 0.9 * caps.client as f64
                 && server_cores < 0.9 * caps.server as f64,
+            neighbour_units_per_sec: f64::NAN,
         }
     }
 

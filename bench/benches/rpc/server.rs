@@ -262,7 +262,7 @@ fn spin_summary(rt: &spinpark::Runtime) -> String {
     format!(
         "spinpark adaptive server: window {:?}, {} found while spinning, {} expired, {} parked \
          by choice, spun {:.1} ms in all, {} for {:.0} ms, {} probes (now 1 run per {} \
-         periods), CPUs {}",
+         periods), CPUs {}, {} lost cores",
         m.spin_window(),
         t.spins_found_work(),
         t.spins_expired(),
@@ -280,7 +280,8 @@ fn spin_summary(rt: &spinpark::Runtime) -> String {
             "shared"
         } else {
             "not shared"
-        }
+        },
+        m.spin_lost_cores()
     )
 }
 

@@ -64,6 +64,7 @@ pub fn plan(
         ),
         restart: !layout.is_remote(),
         fresh_per_mode: true,
+        neighbour: false,
         layout,
         specs,
         modes,
