@@ -6,9 +6,10 @@
 //! their `tokio` dependency. Every runtime item here is spinpark's, re-exported by glob from
 //! the `spinpark` facade, so whatever spinpark adds to a module shows up under tokio's path on
 //! the next run. From the real tokio come only what spinpark's README tells users to keep
-//! using, because it needs no runtime: `sync`, the I/O traits and utilities of `io` (without
-//! `net`, so no tokio socket or `AsyncFd` comes in), and the `select!`, `join!`, `try_join!`
-//! and `pin!` macros (tokio's `macros` feature).
+//! using, because it needs no runtime: the I/O traits and utilities of `io` (without `net` and
+//! `io-std`, so no tokio socket, `AsyncFd` or standard stream comes in), and the `select!`, `join!`, `try_join!` and `pin!`
+//! macros (tokio's `macros` feature). `sync` is `spinpark::sync` (the `sync` feature): tokio's
+//! primitives, wrapped where they wait.
 //!
 //! A path that tokio has and spinpark has elsewhere is mapped to tokio's: `signal::unix` and
 //! `io::unix` hold spinpark's `signal` and `io` items. Anything not here is missing from
@@ -62,9 +63,11 @@ pub mod signal {
     }
 }
 
-/// `tokio::io`: tokio's traits and utilities, and spinpark's `AsyncFd` as `io::unix`.
+/// `tokio::io`: tokio's traits and utilities, spinpark's standard streams, and spinpark's
+/// `AsyncFd` as `io::unix`.
 pub mod io {
     pub use real_tokio::io::*;
+    pub use spinpark::io::{stderr, stdin, stdout, Stderr, Stdin, Stdout};
     pub use spinpark::io::{Interest, Ready};
 
     /// `tokio::io::unix`.
@@ -73,7 +76,17 @@ pub mod io {
     }
 }
 
-/// `tokio::sync`: tokio's own, which needs no runtime.
+/// `tokio::sync`: `spinpark::sync`, whose waits take spinpark's budget.
 pub mod sync {
-    pub use real_tokio::sync::*;
+    pub use spinpark::sync::*;
+}
+
+/// `tokio::fs`: `spinpark::fs`, on spinpark's blocking pool.
+pub mod fs {
+    pub use spinpark::fs::*;
+}
+
+/// `tokio::process`: `spinpark::process`, children's pipes on spinpark's reactor.
+pub mod process {
+    pub use spinpark::process::*;
 }

@@ -14,11 +14,14 @@
 //! cutting a broken helper out of one file's support module leaves the others' alone. The
 //! suite and the reference crate declare tokio's feature names (`full`, `rt`, `net`, ...) as
 //! empty features, all on, so the files' `#![cfg(feature = "full")]` gates hold as in tokio's
-//! own CI. Repository files are only read; tokio's files are only copied here.
+//! own CI. Repository files are only read; tokio's files are only copied here (the file of
+//! compile-time checks with each check wrapped in a test function: [`crate::checks`]).
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::checks;
 
 /// The shim's source, kept in the repository as a Rust file.
 const SHIM: &str = include_str!("../shim/lib.rs");
@@ -131,7 +134,7 @@ publish = false
 path = "src/lib.rs"
 
 [dependencies]
-spinpark = {{ path = {repo}, features = ["tokio-io", "test-util"] }}
+spinpark = {{ path = {repo}, features = ["tokio-io", "test-util", "sync"] }}
 real_tokio = {{ package = "tokio", version = "={version}", default-features = false, features = ["sync", "io-util", "macros"] }}
 "#,
             version = inputs.tokio_version
@@ -141,7 +144,7 @@ real_tokio = {{ package = "tokio", version = "={version}", default-features = fa
 
     let tokio = r#"{ package = "spinpark-tokio-shim", path = "../shim" }"#.to_string();
     // The attributes expand to `::spinpark::Builder`: the suite names spinpark itself too.
-    let spinpark = format!(r#"{{ path = {repo}, features = ["tokio-io", "test-util"] }}"#);
+    let spinpark = format!(r#"{{ path = {repo}, features = ["tokio-io", "test-util", "sync"] }}"#);
     test_crate(
         layout,
         &layout.suite(),
@@ -172,9 +175,11 @@ fn test_crate(
     spinpark: Option<&str>,
     inputs: &Inputs<'_>,
 ) -> io::Result<()> {
+    // tokio's `homepage`, as in tokio's own manifest: `rt_handle_block_on`'s `basic_fs` reads
+    // the test crate's `Cargo.toml` and looks for it.
     let mut manifest = format!(
         "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\
-         autotests = false\nautobenches = false\n\n"
+         homepage = \"https://tokio.rs\"\nautotests = false\nautobenches = false\n\n"
     );
     if name == "conformance-reference" {
         manifest.push_str("[workspace]\n\n");
@@ -207,10 +212,17 @@ fn test_crate(
         ));
         let to = layout.test_dir(dir, file);
         fs::create_dir_all(&to)?;
-        copy(
-            &inputs.tokio_tests.join(format!("{file}.rs")),
-            &layout.test_file(dir, file),
-        )?;
+        let from = inputs.tokio_tests.join(format!("{file}.rs"));
+        let dest = layout.test_file(dir, file);
+        if checks::FILES.contains(&file.as_str()) {
+            // Compile-time checks become one test each (see `checks`).
+            let text = fs::read_to_string(&from)?;
+            let wrapped = checks::wrap(&text)
+                .ok_or_else(|| io::Error::other(format!("{} does not parse", from.display())))?;
+            write(&dest, &wrapped)?;
+        } else {
+            copy(&from, &dest)?;
+        }
         copy_dir(&inputs.tokio_tests.join("support"), &to.join("support"))?;
     }
     write(&dir.join("Cargo.toml"), &manifest)?;
@@ -326,6 +338,11 @@ mod tests {
             shim["dependencies"]["real_tokio"]["version"].as_str(),
             Some("=1.54.1")
         );
+        // `tokio::sync` in the shim is `spinpark::sync`.
+        let features = shim["dependencies"]["spinpark"]["features"]
+            .as_array()
+            .unwrap();
+        assert!(features.iter().any(|f| f.as_str() == Some("sync")));
         fs::remove_dir_all(&tmp).unwrap();
     }
 }

@@ -8,8 +8,8 @@
 //! ```
 //!
 //! How: cargo metadata finds the tokio package the repository locks, whose `tests/` directory
-//! ships tokio's integration tests. The runtime, task, signal and macro files and the
-//! networking, I/O-driver and time files ([`select`]) are copied into a workspace generated
+//! ships tokio's integration tests. The runtime, task, signal and macro files, the
+//! networking, I/O-driver and time files and the sync files ([`select`]) are copied into a workspace generated
 //! under `target/conformance/` ([`generate`]) and built against a crate named `tokio` that only
 //! re-exports spinpark's items (`conformance/shim/lib.rs`). A file that does not compile is
 //! built again without what the compiler's errors point into, round after round, each cut test
@@ -24,6 +24,7 @@ mod assemble;
 mod build;
 mod cargo;
 mod charge;
+mod checks;
 mod choices;
 mod diag;
 mod generate;

@@ -9,7 +9,7 @@
 //!
 //! A *test* here is a test instance: tokio compiles some test bodies once per runtime flavour
 //! (`rt_common`'s three modules), and each copy counts. Excluded tests (those needing
-//! `tokio::fs` or tokio-only internals) are counted apart and left out of the percentages.
+//! tokio-only internals) are counted apart and left out of the percentages.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -36,7 +36,7 @@ pub(crate) enum Status {
     NotCompiled {
         items: BTreeSet<String>,
     },
-    /// Needs `tokio::fs` or tokio-only internals.
+    /// Needs tokio-only internals.
     Excluded {
         items: BTreeSet<String>,
     },
@@ -202,7 +202,7 @@ impl Report {
             "| set | tests | excluded | compiled | compile % | passed | failed | by choice | pass % |\n\
              |---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         );
-        let sets = [Some(Set::TaskRuntime), Some(Set::IoTime), None];
+        let sets = Set::ALL.map(Some).into_iter().chain([None]);
         for set in sets {
             let c = self.counts(set);
             let name = set.map_or("**all**", Set::title);
@@ -292,15 +292,18 @@ impl Report {
             "tokio {}'s own integration tests, built against spinpark through a crate named `tokio` \
              that re-exports spinpark's items (`conformance/shim/lib.rs`), each test run in a \
              process of its own. *tests* counts test instances (a body tokio compiles once per \
-             runtime flavour counts once per flavour); *excluded* tests need `tokio::fs` or \
-             tokio-only internals (`runtime::is_rt_shutdown_err`); *compiled* is out of the rest, \
-             the others being built without (see the missing items); *pass %* is passed out of \
-             compiled (ignored ones aside). Failures listed in `conformance/choices.toml` are \
-             spinpark's choice and count as *by choice*, not as passed. From the real tokio come \
-             only `sync`, `io` (no sockets) and the `select!`/`join!`/`try_join!`/`pin!` macros; \
-             `tokio-test` and `tokio-stream` are built as in tokio's own tests, and what the \
-             measured files use of them (the mock task, assertion macros, I/O mocks without \
-             `wait`, stream adapters) needs no runtime.\n",
+             runtime flavour counts once per flavour; in `async_send_sync`, each check of a \
+             type's or a future's auto traits counts once); *excluded* tests need tokio-only \
+             internals; *compiled* is out of the rest, the others being built without (see the \
+             missing items); *pass %* is passed out of compiled (ignored ones aside). Failures \
+             listed in `conformance/choices.toml` are spinpark's choice and count as *by \
+             choice*, not as passed. From the real tokio come only `io`'s traits and utilities \
+             (no sockets, no standard streams) and the `select!`/`join!`/`try_join!`/`pin!` \
+             macros; `sync` is `spinpark::sync` (tokio's primitives, wrapped where they wait), \
+             `fs`, `process` and `io::{{stdin, stdout, stderr}}` are spinpark's; `tokio-test` \
+             and `tokio-stream` are built as in tokio's own tests, and what the measured files \
+             use of them (the mock task, assertion macros, I/O mocks without `wait`, stream \
+             adapters) needs no runtime.\n",
             self.tokio_version
         );
     }
@@ -308,13 +311,13 @@ impl Report {
     /// What the command prints: totals, per-file tables, the top missing items, failures.
     pub(crate) fn summary(&self) -> String {
         let mut out = String::new();
-        for set in [Set::TaskRuntime, Set::IoTime] {
+        for set in Set::ALL {
             self.file_table(set, &mut out);
         }
         out.push_str("### totals\n\n");
         self.totals_table(&mut out);
         out.push_str("\n## Missing items (top 15)\n\n");
-        for set in [Set::TaskRuntime, Set::IoTime] {
+        for set in Set::ALL {
             self.missing_table(set, Some(15), &mut out);
         }
         self.failures(false, &mut out);
@@ -331,7 +334,7 @@ impl Report {
         );
         self.totals_table(&mut out);
         out.push_str("\n## Per file\n\n");
-        for set in [Set::TaskRuntime, Set::IoTime] {
+        for set in Set::ALL {
             self.file_table(set, &mut out);
         }
         out.push_str(
@@ -339,7 +342,7 @@ impl Report {
              column counts those that need nothing else missing. A test can need several items, \
              and an item hidden behind another error is only seen once that one is gone.\n\n",
         );
-        for set in [Set::TaskRuntime, Set::IoTime] {
+        for set in Set::ALL {
             self.missing_table(set, None, &mut out);
         }
         self.failures(true, &mut out);
@@ -468,7 +471,7 @@ impl Report {
     }
 
     fn excluded_and_left_out(&self, out: &mut String) {
-        out.push_str("## Excluded tests\n\nThey need `tokio::fs` or tokio-only internals.\n\n");
+        out.push_str("## Excluded tests\n\nThey need tokio-only internals.\n\n");
         let mut any = false;
         for f in &self.files {
             for i in &f.instances {
@@ -482,7 +485,7 @@ impl Report {
         out.push_str(if any { "\n" } else { "None.\n\n" });
         out.push_str(
             "## Files left out\n\nWithin the sets' name patterns. Files of other subsystems \
-             (`sync_*`, `fs_*`, `process_*`, `tracing_*`, ...) are not part of either set.\n\n\
+             (`tracing_*`, ...) are not part of any set.\n\n\
              | file | why |\n|---|---|\n",
         );
         for (file, why) in &self.left_out {

@@ -6,13 +6,15 @@
 //! ```
 //!
 //! One process per test keeps one test's hang, crash or signal handler from touching the
-//! others, and lets a hung test be killed. Output goes to a log file per test, read back once
-//! the process is gone. A test that fails is run a second time; one that
+//! others, and lets a hung test be killed. Each test process leads a process group of its
+//! own, so that a hung test is killed with every process it started (a `process_*` test's
+//! children), and whatever a finished test left running goes too. Output goes to a log file
+//! per test, read back once the process is gone. A test that fails is run a second time; one that
 //! passes then counts as passed and is marked flaky. A hung one is not run again.
 
 use std::collections::VecDeque;
 use std::fs::{self, File};
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -129,13 +131,16 @@ fn try_run_one(job: &Job, timeout: Duration, cwd: &Path) -> std::io::Result<Verd
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
+        .process_group(0)
         .spawn()?;
+    let group = child.id();
     let started = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait()? {
             break status;
         }
         if started.elapsed() > timeout {
+            kill_group(group);
             let _ = child.kill();
             let _ = child.wait();
             return Ok(Verdict::Hung);
@@ -147,6 +152,8 @@ fn try_run_one(job: &Job, timeout: Duration, cwd: &Path) -> std::io::Result<Verd
         };
         std::thread::sleep(Duration::from_millis(pause));
     };
+    // Children the test left behind (none, when it cleans up after itself).
+    kill_group(group);
     let output = String::from_utf8_lossy(&fs::read(&job.log)?).into_owned();
     Ok(
         match libtest::outcome(&output, &job.test, status.success()) {
@@ -158,4 +165,16 @@ fn try_run_one(job: &Job, timeout: Duration, cwd: &Path) -> std::io::Result<Verd
             },
         },
     )
+}
+
+/// Sends SIGKILL to every process of the group `group` leads (nothing if none is left).
+fn kill_group(group: u32) {
+    let Ok(pgid) = libc::pid_t::try_from(group) else {
+        return;
+    };
+    // SAFETY: kill(2) with a negative pid only sends a signal to that process group, which
+    // this runner created for the test (`process_group(0)`); it touches no memory.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
 }

@@ -5,27 +5,52 @@
 //! // rt_common: task/runtime set; tcp_echo: I/O and time set; io_lines: left out, with a reason
 //! ```
 //!
-//! Two sets: the runtime, tasks, signals and runtime macros; and networking, the I/O driver,
-//! time and the test clock. Within their name patterns, files for other platforms, files that
-//! only compile with `tokio_unstable` (tokio's internals), and the `io_*` files that test
-//! tokio's in-memory I/O utilities rather than anything a runtime does, are listed as left out
-//! with the reason. Files outside both patterns (`sync_*`, `fs_*`, `process_*`, ...) belong to
-//! other subsystems and are not listed one by one.
+//! Six sets: the runtime, tasks, signals and runtime macros; networking, the I/O driver,
+//! time and the test clock; the sync primitives (`sync_*`, run against `spinpark::sync`);
+//! files and directories (`fs_*`); child processes (`process_*`); and the auto-trait checks
+//! of `async_send_sync.rs` (one instance per checked type or function: [`crate::checks`]).
+//! Within their name patterns, files for other platforms, files that only compile with
+//! `tokio_unstable` (tokio's internals, its io-uring file backend), and the `io_*` files that
+//! test tokio's in-memory I/O utilities rather than anything a runtime does, are listed as
+//! left out with the reason. Files outside the patterns (`tracing_*`, ...) are not listed one
+//! by one.
 
-/// The two sets of test files.
+/// The sets of test files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Set {
     /// Runtime, tasks, signals, runtime macros.
     TaskRuntime,
     /// Networking, the I/O driver, time, the test clock.
     IoTime,
+    /// The sync primitives and channels.
+    Sync,
+    /// Files and directories.
+    Fs,
+    /// Child processes.
+    Process,
+    /// Send, Sync and Unpin of every type and future.
+    AutoTraits,
 }
 
 impl Set {
+    /// Every set, in the order the report lists them.
+    pub(crate) const ALL: [Set; 6] = [
+        Set::TaskRuntime,
+        Set::IoTime,
+        Set::Sync,
+        Set::Fs,
+        Set::Process,
+        Set::AutoTraits,
+    ];
+
     pub(crate) fn title(self) -> &'static str {
         match self {
             Set::TaskRuntime => "runtime, tasks, signals and macros",
             Set::IoTime => "networking, I/O driver and time",
+            Set::Sync => "sync primitives and channels",
+            Set::Fs => "files and directories",
+            Set::Process => "child processes",
+            Set::AutoTraits => "auto traits (Send, Sync, Unpin)",
         }
     }
 }
@@ -64,6 +89,14 @@ fn set_of(name: &str) -> Option<Set> {
         Some(Set::TaskRuntime)
     } else if io.iter().any(|p| name.starts_with(p)) || io_exact.contains(&name) {
         Some(Set::IoTime)
+    } else if name.starts_with("sync_") {
+        Some(Set::Sync)
+    } else if name.starts_with("fs_") {
+        Some(Set::Fs)
+    } else if name.starts_with("process_") {
+        Some(Set::Process)
+    } else if name == "async_send_sync" {
+        Some(Set::AutoTraits)
     } else {
         None
     }
@@ -76,8 +109,11 @@ fn left_out(name: &str) -> Option<&'static str> {
     if name.contains("wasm") {
         return Some("wasm only");
     }
-    if name == "net_named_pipe" {
+    if name == "net_named_pipe" || name.ends_with("_windows") || name == "process_raw_handle" {
         return Some("Windows only");
+    }
+    if name.starts_with("fs_uring") {
+        return Some("tokio's io-uring file backend, behind tokio_unstable");
     }
     if name == "io_poll_aio" {
         return Some("FreeBSD only");
@@ -132,7 +168,13 @@ mod tests {
             "io_async_fd",
             "io_lines",
             "fs_file",
+            "fs_uring_read",
+            "fs_open_options_windows",
+            "process_smoke",
+            "process_raw_handle",
+            "async_send_sync",
             "sync_mpsc",
+            "sync_emscripten_blocking",
             "rt_unstable_metrics",
             "time_wasm",
             "net_named_pipe",
@@ -146,15 +188,23 @@ mod tests {
         assert!(files.contains(&("tcp_echo", Set::IoTime)));
         assert!(files.contains(&("io_async_fd", Set::IoTime)));
         assert!(files.contains(&("test_clock", Set::IoTime)));
-        assert_eq!(files.len(), 11);
+        assert!(files.contains(&("sync_mpsc", Set::Sync)));
+        assert!(files.contains(&("fs_file", Set::Fs)));
+        assert!(files.contains(&("process_smoke", Set::Process)));
+        assert!(files.contains(&("async_send_sync", Set::AutoTraits)));
+        assert_eq!(files.len(), 15);
         let out: Vec<&str> = s.left_out.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
             out,
             [
+                "fs_open_options_windows",
+                "fs_uring_read",
                 "io_lines",
                 "net_named_pipe",
+                "process_raw_handle",
                 "rt_emscripten_jspi",
                 "rt_unstable_metrics",
+                "sync_emscripten_blocking",
                 "task_hooks",
                 "time_wasm"
             ]

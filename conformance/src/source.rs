@@ -225,7 +225,8 @@ fn unit(item: &Item, container: &[Seg], lines: &Lines<'_>) -> Unit {
     unit
 }
 
-fn parse_items(tokens: TokenStream) -> syn::Result<Vec<Item>> {
+/// The items of `tokens` (a module's body, or a macro's that expands to items).
+pub(crate) fn parse_items(tokens: TokenStream) -> syn::Result<Vec<Item>> {
     let parser = |input: syn::parse::ParseStream<'_>| {
         let mut items = Vec::new();
         while !input.is_empty() {
