@@ -12,21 +12,25 @@
 //! How: both halves share the stream in an `Arc`; the write half remembers whether its drop
 //! should shut down the write side, which `reunite` turns off before giving the stream back.
 
-use std::net::Shutdown;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
-use crate::sys;
+/// A stream whose write side an owned write half shuts down (after what the stream gathered
+/// for its task's poll end: `outbox.rs`).
+pub(crate) trait ShutWrite {
+    /// Shuts down the write side once the gathered bytes are out.
+    fn shut_write(&self) -> std::io::Result<()>;
+}
 
 /// An owned write half's stream `T`.
 #[derive(Debug)]
-pub(crate) struct OwnedWrite<T: AsRawFd> {
+pub(crate) struct OwnedWrite<T: AsRawFd + ShutWrite> {
     stream: Arc<T>,
     shutdown_on_drop: bool,
 }
 
 /// Splits `stream` into the read half's share and the write half.
-pub(crate) fn into_split<T: AsRawFd>(stream: T) -> (Arc<T>, OwnedWrite<T>) {
+pub(crate) fn into_split<T: AsRawFd + ShutWrite>(stream: T) -> (Arc<T>, OwnedWrite<T>) {
     let stream = Arc::new(stream);
     let write = OwnedWrite {
         stream: stream.clone(),
@@ -35,7 +39,7 @@ pub(crate) fn into_split<T: AsRawFd>(stream: T) -> (Arc<T>, OwnedWrite<T>) {
     (stream, write)
 }
 
-impl<T: AsRawFd> OwnedWrite<T> {
+impl<T: AsRawFd + ShutWrite> OwnedWrite<T> {
     pub(crate) fn stream(&self) -> &T {
         &self.stream
     }
@@ -54,11 +58,11 @@ impl<T: AsRawFd> OwnedWrite<T> {
     }
 }
 
-impl<T: AsRawFd> Drop for OwnedWrite<T> {
+impl<T: AsRawFd + ShutWrite> Drop for OwnedWrite<T> {
     fn drop(&mut self) {
         if self.shutdown_on_drop {
             // The peer may already be gone; there is nobody to report that to.
-            let _ = sys::shutdown(self.stream.as_raw_fd(), Shutdown::Write);
+            let _ = self.stream.shut_write();
         }
     }
 }

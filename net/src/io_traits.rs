@@ -27,9 +27,9 @@
 //!
 //! Each impl forwards to the type's [`StreamCore`](crate::stream::StreamCore): reads, writes
 //! and vectored writes go straight to the socket (tokio's reads into the unfilled part of its
-//! `ReadBuf`, without zeroing it), flushing is a no-op (writes are not buffered), and
-//! closing (`poll_close`, tokio's `poll_shutdown`) shuts down the write side, so the peer
-//! reads end of stream. Only the traits are used: these sockets are driven by spinpark's
+//! `ReadBuf`, without zeroing it), flushing sends what the socket gathered of the task's small
+//! writes (`outbox.rs`), and closing (`poll_close`, tokio's `poll_shutdown`) sends them too,
+//! then shuts down the write side, so the peer reads end of stream. Only the traits are used: these sockets are driven by spinpark's
 //! reactor, never by tokio's.
 //!
 //! The impls are generated here, one `impl_async_read!`/`impl_async_write!` line per type,
@@ -89,17 +89,18 @@ macro_rules! impl_async_write {
 
             fn poll_flush(
                 self: std::pin::Pin<&mut Self>,
-                _: &mut std::task::Context<'_>,
+                cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
-                std::task::Poll::Ready(Ok(()))
+                let $s = &*self;
+                $core.poll_flush(cx)
             }
 
             fn poll_close(
                 self: std::pin::Pin<&mut Self>,
-                _: &mut std::task::Context<'_>,
+                cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
                 let $s = &*self;
-                std::task::Poll::Ready($core.shutdown(std::net::Shutdown::Write))
+                $core.poll_close(cx)
             }
         }
 
@@ -129,17 +130,18 @@ macro_rules! impl_async_write {
 
             fn poll_flush(
                 self: std::pin::Pin<&mut Self>,
-                _: &mut std::task::Context<'_>,
+                cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
-                std::task::Poll::Ready(Ok(()))
+                let $s = &*self;
+                $core.poll_flush(cx)
             }
 
             fn poll_shutdown(
                 self: std::pin::Pin<&mut Self>,
-                _: &mut std::task::Context<'_>,
+                cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
                 let $s = &*self;
-                std::task::Poll::Ready($core.shutdown(std::net::Shutdown::Write))
+                $core.poll_close(cx)
             }
         }
     };

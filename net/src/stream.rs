@@ -22,6 +22,12 @@
 //! with `MSG_NOSIGNAL`, so a closed peer is an error and never a `SIGPIPE`, for TCP and Unix
 //! alike. Connecting is here too: start a non-blocking `connect`, register the socket as not
 //! yet ready, wait until it is writable, then read its error.
+//!
+//! Small writes made from a task's own poll are gathered in the core's outbox and sent when
+//! the poll ends (`outbox.rs`, which states the promise). Every path that writes to the
+//! kernel directly, shuts down, or gives the socket up sends what the outbox holds first, so
+//! bytes keep their order; the drop hands what the kernel would not take yet to a lingering
+//! task (`linger.rs`).
 
 use std::future::poll_fn;
 use std::io::{self, IoSlice};
@@ -31,7 +37,11 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use spinpark_executor::coop;
+use spinpark_executor::task::poll_end;
+
 use crate::io_source::IoSource;
+use crate::outbox::{Outbox, SMALL};
 use crate::reactor::Reactor;
 use crate::readiness::Direction;
 use crate::sys::{self, SockAddr};
@@ -39,21 +49,23 @@ use crate::sys::{self, SockAddr};
 /// A connected, non-blocking stream socket `S` on a reactor.
 pub(crate) struct StreamCore<S: AsRawFd> {
     io: IoSource<S>,
+    out: Arc<Outbox>,
 }
 
 impl<S: AsRawFd> StreamCore<S> {
     /// Registers a connected socket that is already non-blocking with the current runtime.
     pub(crate) fn new(socket: S) -> io::Result<Self> {
-        Ok(StreamCore {
-            io: IoSource::new(socket)?,
-        })
+        Ok(Self::on(IoSource::new(socket)?))
+    }
+
+    fn on(io: IoSource<S>) -> Self {
+        let out = Outbox::new(io.raw_fd(), io.readiness().clone());
+        StreamCore { io, out }
     }
 
     /// Registers a connection a listener accepted with that listener's reactor.
     pub(crate) fn accepted(socket: S, reactor: Arc<Reactor>) -> io::Result<Self> {
-        Ok(StreamCore {
-            io: IoSource::in_reactor(socket, reactor, true)?,
-        })
+        Ok(Self::on(IoSource::in_reactor(socket, reactor, true)?))
     }
 
     /// Connects the non-blocking, unconnected `socket` to `addr`, on the current runtime.
@@ -67,9 +79,7 @@ impl<S: AsRawFd> StreamCore<S> {
         }
         // In progress: nothing is ready until the kernel says the connection is established
         // (or failed), which it does by making the socket writable.
-        let core = StreamCore {
-            io: IoSource::connecting(socket)?,
-        };
+        let core = Self::on(IoSource::connecting(socket)?);
         core.ready(Direction::Write).await?;
         if let Some(e) = core.take_error()? {
             return Err(e);
@@ -83,9 +93,33 @@ impl<S: AsRawFd> StreamCore<S> {
         self.io.get()
     }
 
-    /// Deregisters and hands back the socket (still non-blocking).
-    pub(crate) fn into_inner(self) -> S {
-        self.io.into_inner()
+    /// Deregisters and hands back the socket (still non-blocking), after sending what the
+    /// outbox holds: waiting for the kernel to take it, for at most the linger bound (past
+    /// it, or on an error, the bytes are lost with the broken connection).
+    pub(crate) fn into_inner(mut self) -> S {
+        if self.out.is_pending() {
+            self.send_blocking();
+        }
+        self.out.close();
+        self.io.take().expect("present until dropped or taken")
+    }
+
+    /// Sends what the outbox holds, waiting in `poll(2)` while the kernel takes nothing, for
+    /// at most [`crate::outbox::LINGER`].
+    fn send_blocking(&self) {
+        let deadline = std::time::Instant::now() + crate::outbox::LINGER;
+        loop {
+            match self.out.try_drain() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                _ => return,
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() || sys::fd::wait_writable(self.raw_fd(), left).is_err() {
+                return;
+            }
+            // The readiness word learns of the room only from the reactor; say it here.
+            self.io.readiness().set_ready(crate::readiness::WRITABLE);
+        }
     }
 
     pub(crate) fn raw_fd(&self) -> RawFd {
@@ -116,11 +150,51 @@ impl<S: AsRawFd> StreamCore<S> {
             .poll_transfer(Direction::Read, cx, len, |s| sys::recv(s.as_raw_fd(), buf))
     }
 
-    /// Writes from `buf`, waiting until the socket is writable.
+    /// Writes from `buf`, waiting until the socket is writable. A small write from a task's
+    /// own poll is gathered for the poll's end instead (`outbox.rs`).
     pub(crate) fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        if buf.len() < SMALL {
+            if let Some(scope) = poll_end::current(cx.waker()) {
+                return self.poll_gather(cx, scope, &[IoSlice::new(buf)]);
+            }
+        }
+        std::task::ready!(self.out.poll_drain(cx))?;
         self.io.poll_transfer(Direction::Write, cx, buf.len(), |s| {
             sys::send(s.as_raw_fd(), buf)
         })
+    }
+
+    /// Gathers a small write, taking a unit of the task's budget as a direct write does.
+    fn poll_gather(
+        &self,
+        cx: &mut Context<'_>,
+        scope: poll_end::ScopeId,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let coop = std::task::ready!(coop::poll_proceed(cx));
+        let out = self.out.poll_gather(cx, scope, bufs);
+        if out.is_ready() {
+            coop.made_progress();
+        }
+        out
+    }
+
+    /// Sends what the outbox holds now: `Ready(Ok)` once it is empty (a `flush`).
+    pub(crate) fn poll_flush(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.out.poll_drain(cx)
+    }
+
+    /// Sends what the outbox holds, then shuts down the write side (a `close`).
+    pub(crate) fn poll_close(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        std::task::ready!(self.out.poll_drain(cx))?;
+        self.shutdown(Shutdown::Write)
+            .map_or_else(|e| Poll::Ready(Err(e)), |()| Poll::Ready(Ok(())))
+    }
+
+    /// Sends what the outbox holds if the kernel takes it now: `WouldBlock` otherwise (for
+    /// the direct `try_` writes and `try_io`).
+    pub(crate) fn try_flush(&self) -> io::Result<()> {
+        self.out.try_drain()
     }
 
     /// Writes from `bufs` in one `sendmsg`, waiting until the socket is writable.
@@ -135,6 +209,12 @@ impl<S: AsRawFd> StreamCore<S> {
         // that never comes.
         let bufs = &bufs[..bufs.len().min(sys::IOV_MAX)];
         let len = bufs.iter().map(|b| b.len()).sum();
+        if len < SMALL {
+            if let Some(scope) = poll_end::current(cx.waker()) {
+                return self.poll_gather(cx, scope, bufs);
+            }
+        }
+        std::task::ready!(self.out.poll_drain(cx))?;
         self.io.poll_transfer(Direction::Write, cx, len, |s| {
             sys::send_vectored(s.as_raw_fd(), bufs)
         })
@@ -150,6 +230,7 @@ impl<S: AsRawFd> StreamCore<S> {
 
     /// Writes what fits now: `WouldBlock` if nothing does.
     pub(crate) fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.try_flush()?;
         self.io
             .try_io(Direction::Write, |s| sys::send(s.as_raw_fd(), buf))
     }
@@ -198,6 +279,7 @@ impl<S: AsRawFd> StreamCore<S> {
 
     /// Writes what fits now from several buffers (`sendmsg`).
     pub(crate) fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        self.try_flush()?;
         let bufs = &bufs[..bufs.len().min(sys::IOV_MAX)];
         self.io.try_io(Direction::Write, |s| {
             sys::send_vectored(s.as_raw_fd(), bufs)
@@ -206,7 +288,16 @@ impl<S: AsRawFd> StreamCore<S> {
 
     /// Shuts down the read side, the write side, or both. A connection the peer already
     /// reset (`ENOTCONN`) counts as shut down, as in tokio: there is nothing left to close.
+    ///
+    /// Shutting down the write side while gathered bytes wait for room in the kernel leaves
+    /// the shutdown to happen right after them.
     pub(crate) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        if how != Shutdown::Read && self.out.is_pending() {
+            if how == Shutdown::Both {
+                self.shutdown(Shutdown::Read)?;
+            }
+            return self.out.shutdown_write();
+        }
         match sys::shutdown(self.raw_fd(), how) {
             Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
             r => r,
@@ -221,5 +312,14 @@ impl<S: AsRawFd> StreamCore<S> {
     /// Whether epoll reported that the peer closed its sending side.
     pub(crate) fn is_read_closed(&self) -> bool {
         self.io.read_closed()
+    }
+}
+
+impl<S: AsRawFd> Drop for StreamCore<S> {
+    fn drop(&mut self) {
+        let (rest, shut_write) = self.out.close();
+        if !rest.is_empty() {
+            crate::linger::start(self.io.reactor(), self.raw_fd(), rest, shut_write);
+        }
     }
 }

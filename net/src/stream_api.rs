@@ -150,6 +150,10 @@ macro_rules! impl_stream_api {
                 interest: $crate::io::Interest,
                 f: impl FnOnce() -> std::io::Result<R>,
             ) -> std::io::Result<R> {
+                if interest.is_writable() {
+                    // `f` writes on the socket itself: what was gathered goes first.
+                    self.core.try_flush()?;
+                }
                 self.core.io().try_io_mask(interest.mask(), f)
             }
 
@@ -169,6 +173,9 @@ macro_rules! impl_stream_api {
                 mut f: impl FnMut() -> std::io::Result<R>,
             ) -> std::io::Result<R> {
                 std::future::poll_fn(|cx| {
+                    if interest.is_writable() {
+                        std::task::ready!(self.core.poll_flush(cx))?;
+                    }
                     self.core.io().poll_io_mask(interest.mask(), cx, &mut f)
                 })
                 .await

@@ -60,6 +60,9 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
              to hand its tasks to (use spawn_blocking)"
         );
     }
+    // What the task wrote so far and the runtime gathered for the poll's end goes out now:
+    // `f` may block until the peer answers it.
+    task::poll_end::run_now();
     // `f` runs without a budget and with yields woken at once, as in tokio: a `block_on`
     // inside it waits for budgeted and yielding futures, which must not wait for the task's
     // poll to end. The tasks that yielded so far are woken now, into this worker's queue,

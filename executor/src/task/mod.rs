@@ -12,7 +12,8 @@
 //! what its owner holds (`join.rs`: `JoinHandle`; `error.rs`: `JoinError`; `abort.rs`:
 //! `AbortHandle`),
 //! the runtime's list of live tasks (`list.rs`), containing panics (`panics.rs`), the
-//! cooperative budget (`coop.rs`) and `yield_now`.
+//! cooperative budget (`coop.rs`), `yield_now`, and work deferred to a poll's end
+//! (`poll_end.rs`).
 //!
 //! Nothing here knows the scheduler: `scheduler/spawn.rs` builds tasks from these parts, and
 //! a worker publishes its runtime's task list on its thread (`list::publish`) for the tasks it
@@ -27,6 +28,7 @@ mod join;
 pub(crate) mod list;
 mod local_key;
 pub(crate) mod panics;
+pub mod poll_end;
 mod yield_now;
 
 pub use abort::AbortHandle;

@@ -1,6 +1,6 @@
 //! Calls on plain file descriptors (pipes and FIFOs): `read`, `write` and their vectored
 //! forms, `pipe2`, `open`, and the checks `unix::pipe` makes (file type, access mode) and the
-//! blocking-mode switch.
+//! blocking-mode switch; and `poll(2)` for one fd's writability.
 
 use std::ffi::CString;
 use std::io::{self, IoSlice, IoSliceMut};
@@ -99,6 +99,26 @@ pub(crate) fn set_nonblocking(fd: RawFd, nonblocking: bool) -> io::Result<()> {
     if new != flags {
         // SAFETY: F_SETFL with an int argument; no pointers.
         check(unsafe { libc::fcntl(fd, libc::F_SETFL, new) })?;
+    }
+    Ok(())
+}
+
+/// Waits in `poll(2)` until `fd` is writable (or has an error or hang-up to report), for at
+/// most `timeout`: `Err(TimedOut)` if it is not by then.
+pub(crate) fn wait_writable(fd: RawFd, timeout: std::time::Duration) -> io::Result<()> {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    let ms = timeout.as_millis().clamp(1, libc::c_int::MAX as u128) as libc::c_int;
+    // SAFETY: `pfd` is one valid pollfd on our stack for the duration of the call.
+    let n = check(unsafe { libc::poll(&mut pfd, 1, ms) })?;
+    if n == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the socket did not turn writable in time",
+        ));
     }
     Ok(())
 }

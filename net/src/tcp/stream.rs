@@ -343,3 +343,9 @@ impl AsRawFd for TcpStream {
         self.core.raw_fd()
     }
 }
+
+impl crate::halves::ShutWrite for TcpStream {
+    fn shut_write(&self) -> io::Result<()> {
+        self.core.shutdown(std::net::Shutdown::Write)
+    }
+}

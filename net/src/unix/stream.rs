@@ -314,3 +314,9 @@ impl AsRawFd for UnixStream {
         self.core.raw_fd()
     }
 }
+
+impl crate::halves::ShutWrite for UnixStream {
+    fn shut_write(&self) -> io::Result<()> {
+        self.core.shutdown(std::net::Shutdown::Write)
+    }
+}

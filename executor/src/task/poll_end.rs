@@ -1,0 +1,326 @@
+//! Work deferred to the end of a task's poll: the hook that lets an I/O type gather the small
+//! writes a task makes during one poll and hand them to the kernel in one syscall when the
+//! poll returns (spinpark-net's write combining, `net/src/outbox.rs`).
+//!
+//! ```
+//! use std::sync::atomic::{AtomicUsize, Ordering};
+//! use std::sync::Arc;
+//! use std::task::Poll;
+//! use spinpark_executor::task::poll_end::{self, PollEnd};
+//!
+//! struct Count(AtomicUsize);
+//! impl PollEnd for Count {
+//!     fn poll_end(self: Arc<Self>) {
+//!         self.0.fetch_add(1, Ordering::Relaxed);
+//!     }
+//! }
+//! let count = Arc::new(Count(AtomicUsize::new(0)));
+//! let rt = spinpark_executor::Runtime::new().unwrap();
+//! let c = count.clone();
+//! let task = rt.spawn(std::future::poll_fn(move |cx| {
+//!     let scope = poll_end::current(cx.waker()).expect("inside a task's poll");
+//!     scope.defer(c.clone());
+//!     assert_eq!(c.0.load(Ordering::Relaxed), 0); // runs when this poll has returned
+//!     Poll::Ready(())
+//! }));
+//! rt.block_on(task).unwrap();
+//! assert_eq!(count.0.load(Ordering::Relaxed), 1);
+//! ```
+//!
+//! # How it works
+//!
+//! Every poll of a task (on a worker, on a current-thread runtime, in a `LocalSet`, including
+//! the drop of its future when it completes, panics or is aborted) runs inside a *scope*
+//! (`task/guarded.rs` enters it). The scope remembers the task's waker by its raw parts, and
+//! the items deferred to it sit in one thread-local list; when the poll returns or unwinds,
+//! the scope's guard runs the items that were deferred since it began. Scopes nest (a
+//! `LocalSet` polled inside a task runs its tasks' polls in scopes of their own), and each
+//! instance has an id that is never reused, so an I/O object can tell "already deferred to
+//! this scope" with one comparison.
+//!
+//! [`current`] answers only for the poll's own waker. A future that some other executor polls
+//! inside the task (`futures::executor::block_on` in a handler, a combinator that makes
+//! wakers of its own) sees no scope, so its writes go out at once: it may be about to block
+//! the thread until the peer answers, and the poll would never end. For the same reason
+//! `block_in_place` runs the scope's items before its closure ([`run_now`]).
+
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{RawWakerVTable, Waker};
+
+/// Work to run when a task's poll ends. Implementations must not panic: they run from the
+/// scope's guard, also while a panicking poll unwinds.
+pub trait PollEnd: Send + Sync {
+    /// Runs the deferred work (once per [`ScopeId::defer`]).
+    fn poll_end(self: Arc<Self>);
+}
+
+/// One instance of a poll scope. Ids are never reused, on any thread.
+///
+/// ```
+/// # use spinpark_executor::task::poll_end;
+/// let rt = spinpark_executor::Runtime::new().unwrap();
+/// rt.block_on(rt.spawn(std::future::poll_fn(|cx| {
+///     let a = poll_end::current(cx.waker()).unwrap();
+///     assert_eq!(Some(a), poll_end::current(cx.waker())); // the same poll, the same scope
+///     std::task::Poll::Ready(())
+/// })))
+/// .unwrap();
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScopeId(u64);
+
+impl ScopeId {
+    /// Defers `item` to the end of this scope's poll. If this thread is no longer inside
+    /// that scope (a caller kept the id), the item runs at once.
+    pub fn defer(self, item: Arc<dyn PollEnd>) {
+        let mut item = Some(item);
+        let _ = STATE.try_with(|s| {
+            let mut s = s.borrow_mut();
+            if s.id == self.0 && s.id != 0 {
+                s.items.extend(item.take());
+            }
+        });
+        if let Some(item) = item {
+            item.poll_end();
+        }
+    }
+}
+
+/// The poll scope this thread is in, if it is the poll of the task whose waker is `waker`.
+///
+/// `None` outside any task's poll, and for a waker that is not the polled task's own (a
+/// future polled by a nested executor): such a caller must do its work at once.
+pub fn current(waker: &Waker) -> Option<ScopeId> {
+    STATE
+        .try_with(|s| {
+            let s = s.borrow();
+            (s.id != 0 && s.waker == raw_parts(waker)).then_some(ScopeId(s.id))
+        })
+        .ok()
+        .flatten()
+}
+
+/// Runs the items deferred to the current scope so far, now, and gives the scope a new id, so
+/// that work deferred later is deferred again. For code about to block its thread inside a
+/// task's poll (`block_in_place`). Does nothing outside a scope.
+pub fn run_now() {
+    let start = STATE.try_with(|s| {
+        let mut s = s.borrow_mut();
+        if s.id == 0 {
+            return None;
+        }
+        s.id = next_id();
+        Some(s.start)
+    });
+    if let Ok(Some(start)) = start {
+        run_from(start);
+    }
+}
+
+/// A waker by its raw parts: equal parts wake the same task (what `Waker::will_wake` tests).
+type Parts = (*const (), *const RawWakerVTable);
+
+fn raw_parts(waker: &Waker) -> Parts {
+    (waker.data(), waker.vtable() as *const RawWakerVTable)
+}
+
+/// The thread's innermost scope and the items deferred to it and to the scopes around it.
+struct State {
+    /// The innermost scope's id; 0 outside any.
+    id: u64,
+    /// Its task's waker.
+    waker: Parts,
+    /// Where its items begin in `items` (the outer scopes' come before).
+    start: usize,
+    items: Vec<Arc<dyn PollEnd>>,
+}
+
+thread_local! {
+    static STATE: RefCell<State> = const {
+        RefCell::new(State {
+            id: 0,
+            waker: (std::ptr::null(), std::ptr::null()),
+            start: 0,
+            items: Vec::new(),
+        })
+    };
+    /// The next id this thread hands out, and the end of its block of ids.
+    static IDS: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+}
+
+/// Ids are handed to threads in blocks, so that a scope costs no shared atomic.
+const ID_BLOCK: u64 = 1 << 20;
+/// The next block's first id. Starts past 0, which means "no scope".
+static NEXT_BLOCK: AtomicU64 = AtomicU64::new(ID_BLOCK);
+
+fn next_id() -> u64 {
+    IDS.with(|ids| {
+        let (mut next, mut end) = ids.get();
+        if next == end {
+            // Relaxed: the counter only has to hand out distinct blocks.
+            next = NEXT_BLOCK.fetch_add(ID_BLOCK, Ordering::Relaxed);
+            end = next + ID_BLOCK;
+        }
+        ids.set((next + 1, end));
+        next
+    })
+}
+
+/// Runs (and removes) the items from index `start` on. Items are taken one at a time with
+/// the list unborrowed, so an item may defer or enter scopes itself.
+fn run_from(start: usize) {
+    loop {
+        let item = STATE.try_with(|s| {
+            let mut s = s.borrow_mut();
+            if s.items.len() > start {
+                s.items.pop()
+            } else {
+                None
+            }
+        });
+        match item {
+            Ok(Some(item)) => item.poll_end(),
+            _ => return,
+        }
+    }
+}
+
+/// A task's poll scope, from [`Scope::enter`] until dropped; dropping it runs what was
+/// deferred to it and restores the scope around it. Inert (no scope: writes go out at once)
+/// on a thread whose thread-locals are being destroyed.
+pub(crate) struct Scope {
+    /// The scope around this one, to restore; `None` if this one is inert.
+    outer: Option<(u64, Parts, usize)>,
+}
+
+impl Scope {
+    /// Enters the scope of a poll of the task whose waker is `waker`.
+    pub(crate) fn enter(waker: &Waker) -> Scope {
+        let id = IDS.try_with(|_| next_id()).unwrap_or(0);
+        let outer = STATE
+            .try_with(|s| {
+                let mut s = s.borrow_mut();
+                let start = s.items.len();
+                (
+                    std::mem::replace(&mut s.id, id),
+                    std::mem::replace(&mut s.waker, raw_parts(waker)),
+                    std::mem::replace(&mut s.start, start),
+                )
+            })
+            .ok();
+        Scope { outer }
+    }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        let Some((id, waker, start)) = self.outer else {
+            return;
+        };
+        if let Ok(mine) = STATE.try_with(|s| s.borrow().start) {
+            run_from(mine);
+        }
+        let _ = STATE.try_with(|s| {
+            let mut s = s.borrow_mut();
+            s.id = id;
+            s.waker = waker;
+            s.start = start;
+        });
+    }
+}
+
+impl std::fmt::Debug for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scope").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Mutex;
+    use std::task::Wake;
+
+    struct Noop;
+    impl Wake for Noop {
+        fn wake(self: Arc<Self>) {}
+    }
+
+    /// Records the order items ran in.
+    struct Log(Arc<Mutex<Vec<&'static str>>>, &'static str);
+    impl PollEnd for Log {
+        fn poll_end(self: Arc<Self>) {
+            self.0.lock().unwrap().push(self.1);
+        }
+    }
+
+    #[test]
+    fn items_run_when_the_scope_ends_and_nested_scopes_run_their_own() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let outer_waker = Waker::from(Arc::new(Noop));
+        let inner_waker = Waker::from(Arc::new(Noop));
+        assert_eq!(current(&outer_waker), None);
+        {
+            let _outer = Scope::enter(&outer_waker);
+            let outer = current(&outer_waker).unwrap();
+            outer.defer(Arc::new(Log(log.clone(), "outer")));
+            {
+                let _inner = Scope::enter(&inner_waker);
+                // Only the innermost scope's own waker answers.
+                assert_eq!(current(&outer_waker), None);
+                let inner = current(&inner_waker).unwrap();
+                assert_ne!(inner, outer);
+                inner.defer(Arc::new(Log(log.clone(), "inner")));
+                // An id kept past its scope's turn runs at once.
+                outer.defer(Arc::new(Log(log.clone(), "stale")));
+            }
+            assert_eq!(*log.lock().unwrap(), ["stale", "inner"]);
+            assert_eq!(current(&outer_waker), Some(outer));
+        }
+        assert_eq!(*log.lock().unwrap(), ["stale", "inner", "outer"]);
+        assert_eq!(current(&outer_waker), None);
+    }
+
+    #[test]
+    fn run_now_runs_early_and_renumbers_the_scope() {
+        struct Count(AtomicUsize);
+        impl PollEnd for Count {
+            fn poll_end(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(Arc::new(Noop));
+        {
+            let _scope = Scope::enter(&waker);
+            let first = current(&waker).unwrap();
+            first.defer(count.clone());
+            run_now();
+            assert_eq!(count.0.load(Ordering::Relaxed), 1);
+            let second = current(&waker).unwrap();
+            assert_ne!(first, second, "work deferred after run_now must be deferred anew");
+            second.defer(count.clone());
+            assert_eq!(count.0.load(Ordering::Relaxed), 1);
+        }
+        assert_eq!(count.0.load(Ordering::Relaxed), 2);
+        run_now(); // outside a scope: nothing to do, no panic
+    }
+
+    #[test]
+    fn an_unwinding_poll_still_runs_its_items() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let waker = Waker::from(Arc::new(Noop));
+        let l = log.clone();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _scope = Scope::enter(&waker);
+            current(&waker).unwrap().defer(Arc::new(Log(l, "sent")));
+            panic!("the poll panics");
+        }));
+        assert!(r.is_err());
+        assert_eq!(*log.lock().unwrap(), ["sent"]);
+        assert_eq!(current(&waker), None);
+    }
+}

@@ -1,0 +1,414 @@
+//! Write combining: the small writes a task makes on a stream socket during one poll are
+//! gathered in the socket's [`Outbox`] and handed to the kernel with one `send` when the poll
+//! ends, instead of one `send` each.
+//!
+//! ```
+//! # let rt = spinpark_executor::Runtime::new().unwrap();
+//! # rt.block_on(rt.spawn(async {
+//! use futures_util::{AsyncReadExt, AsyncWriteExt};
+//! let listener = spinpark_net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+//! let mut client = spinpark_net::TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+//! let (mut server, _) = listener.accept().await.unwrap();
+//! for _ in 0..16 {
+//!     server.write_all(b"reply\n").await.unwrap(); // gathered: no syscall yet
+//! }
+//! // The task's poll ends when the read below waits; the 16 replies leave in one send.
+//! let mut got = [0u8; 96];
+//! client.read_exact(&mut got).await.unwrap();
+//! assert!(got.starts_with(b"reply\nreply\n"));
+//! # })).unwrap();
+//! ```
+//!
+//! # The promise
+//!
+//! A write of fewer than [`SMALL`] bytes made from a task's own poll returns `Ok` at once and
+//! the bytes reach the kernel, in order with every other write on the socket, no later than:
+//! the end of that poll (when the task returns `Pending` or completes, panics or is aborted),
+//! a `flush`, `close`/`shutdown`, any write that goes to the kernel directly (a large one,
+//! `try_write`, `try_io`/`async_io` for writing), `into_std`, the socket's drop, or
+//! `block_in_place`. [`BOUND`] bytes gathered are sent before more are taken. Writes from
+//! outside a task's poll (a `block_on` future, a future polled by another executor inside a
+//! task) go to the kernel at once, as before.
+//!
+//! An error of a deferred send (the peer reset the connection) is returned by the next write,
+//! flush or close on the socket, as tokio's `BufWriter` users already expect.
+//!
+//! # How it works
+//!
+//! The socket's write paths ask the executor for the task's poll scope
+//! (`spinpark_executor::task::poll_end`). Inside one, a small write is copied to the outbox,
+//! which defers itself to the scope once per scope; at the scope's end it sends what it holds.
+//! If the kernel takes only part (the peer does not read), the rest stays, in order, and the
+//! outbox registers a waker of its own for the socket's writability, so it drains from the
+//! reactor without the task's help (the task may be waiting to read the peer's next request);
+//! writes meanwhile queue behind it, up to the bound, then wait as a full socket does.
+//!
+//! The outbox holds the socket's fd and sends on it only while `closed` is false, under its
+//! lock; the socket's drop sets it before the fd is closed. A socket dropped with bytes the
+//! kernel will not take yet *lingers*: a task on its runtime keeps the fd open and drains it
+//! until done, for at most the socket's `SO_LINGER` time or [`LINGER`] without one, and then
+//! resets the connection (so the peer cannot take a truncated reply for a whole one), as it
+//! does if the runtime shuts down first. Without a runtime to linger on, the connection is
+//! reset at once.
+
+use std::io::{self, IoSlice};
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use spinpark_executor::task::poll_end::{PollEnd, ScopeId};
+
+use crate::readiness::{Direction, Readiness, SHUTDOWN};
+use crate::sys;
+
+/// Writes shorter than this are gathered; longer ones go to the kernel directly (after what
+/// was gathered before them).
+pub(crate) const SMALL: usize = 16 * 1024;
+/// At most this many bytes wait in an outbox: a write that would pass it sends first.
+pub(crate) const BOUND: usize = 64 * 1024;
+/// How long a dropped socket's unsent bytes may keep its fd open when it has no `SO_LINGER`
+/// time of its own: the order of the kernel's own patience with a peer whose window stays
+/// shut.
+pub(crate) const LINGER: Duration = Duration::from_secs(30);
+/// Capacity an outbox keeps between polls: more is given back once sent, so that connections
+/// that once wrote much do not each hold it.
+const KEEP: usize = 2 * SMALL;
+/// How many times a drain re-checks a readiness that keeps turning up between its `send`'s
+/// `WouldBlock` and its waker's registration; each turn means a new writability event.
+const DRAIN_ATTEMPTS: usize = 32;
+
+/// A stream socket's gathered writes.
+pub(crate) struct Outbox {
+    fd: RawFd,
+    readiness: Arc<Readiness>,
+    /// Whether bytes wait, so the direct paths skip the lock in the common case. Written
+    /// under the lock; Acquire/Release so a thread that sees `false` after another thread's
+    /// send also sees that send's effects on the state.
+    pending: AtomicBool,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    buf: Vec<u8>,
+    /// Bytes at the front of `buf` the kernel has taken already.
+    sent: usize,
+    /// The poll scope this outbox is deferred to, if any.
+    scope: Option<ScopeId>,
+    /// The fd is no longer this outbox's to send on (the socket was dropped or unwrapped).
+    closed: bool,
+    /// A drain waker is registered for writability.
+    draining: bool,
+    /// The write side is to be shut down once the bytes are out.
+    shut_write: bool,
+    /// The error of a deferred send, for the next operation.
+    error: Option<io::Error>,
+}
+
+impl State {
+    fn unsent(&self) -> &[u8] {
+        &self.buf[self.sent..]
+    }
+}
+
+/// What a send of the gathered bytes came to.
+enum Sent {
+    /// Everything is out (or nothing was waiting).
+    All,
+    /// The kernel's buffer is full; the rest waits.
+    Blocked,
+}
+
+impl Outbox {
+    /// An outbox for the connected socket `fd`, whose readiness is `readiness`.
+    pub(crate) fn new(fd: RawFd, readiness: Arc<Readiness>) -> Arc<Self> {
+        Arc::new(Self {
+            fd,
+            readiness,
+            pending: AtomicBool::new(false),
+            state: Mutex::new(State::default()),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // No user code runs under this lock; a poisoned state is still consistent.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether bytes or an error wait (cheap: no lock).
+    pub(crate) fn is_pending(&self) -> bool {
+        // Acquire: see `pending`.
+        self.pending.load(Ordering::Acquire)
+    }
+
+    /// Gathers `bufs` (fewer than [`SMALL`] bytes in all) for the end of the poll `scope`.
+    /// `Ok(n)` means all `n` bytes were taken; `Pending` that the outbox is full and the
+    /// kernel takes nothing now (the task is woken when the socket turns writable).
+    pub(crate) fn poll_gather(
+        self: &Arc<Self>,
+        cx: &mut Context<'_>,
+        scope: ScopeId,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let len: usize = bufs.iter().map(|b| b.len()).sum();
+        let mut st = self.lock();
+        if let Some(e) = st.error.take() {
+            self.settle(&st);
+            return Poll::Ready(Err(e));
+        }
+        if self.readiness.ready_now_mask(SHUTDOWN).is_some() {
+            return Poll::Ready(Err(crate::io_source::runtime_gone()));
+        }
+        if st.unsent().len() + len > BOUND {
+            st = match self.send_or_wait(st, cx) {
+                Poll::Ready(Ok(st)) => st,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            };
+        }
+        if st.sent == st.buf.len() {
+            st.buf.clear();
+            st.sent = 0;
+        }
+        for b in bufs {
+            st.buf.extend_from_slice(b);
+        }
+        // Release: see `pending`.
+        self.pending.store(true, Ordering::Release);
+        if st.scope != Some(scope) {
+            st.scope = Some(scope);
+            drop(st);
+            scope.defer(self.clone());
+        }
+        Poll::Ready(Ok(len))
+    }
+
+    /// Sends what waits, for a direct write, flush or close that must come after it:
+    /// `Ready(Ok)` once the outbox is empty, `Pending` (the task woken when the socket turns
+    /// writable) while the kernel takes no more, and the error of an earlier deferred send.
+    pub(crate) fn poll_drain(self: &Arc<Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if !self.is_pending() {
+            return Poll::Ready(Ok(()));
+        }
+        let st = self.lock();
+        self.send_or_wait(st, cx).map_ok(drop)
+    }
+
+    /// [`Outbox::poll_drain`] without waiting: `WouldBlock` if bytes are left.
+    pub(crate) fn try_drain(&self) -> io::Result<()> {
+        if !self.is_pending() {
+            return Ok(());
+        }
+        let mut st = self.lock();
+        if let Some(e) = st.error.take() {
+            self.settle(&st);
+            return Err(e);
+        }
+        match self.send(&mut st)? {
+            Sent::All => Ok(()),
+            Sent::Blocked => Err(io::ErrorKind::WouldBlock.into()),
+        }
+    }
+
+    /// Sends what waits; while the kernel takes nothing, registers the task for writability
+    /// and returns `Pending`.
+    fn send_or_wait<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<MutexGuard<'a, State>>> {
+        if let Some(e) = st.error.take() {
+            self.settle(&st);
+            return Poll::Ready(Err(e));
+        }
+        for _ in 0..DRAIN_ATTEMPTS {
+            match self.send(&mut st) {
+                Err(e) => return Poll::Ready(Err(e)),
+                Ok(Sent::All) => return Poll::Ready(Ok(st)),
+                Ok(Sent::Blocked) => {}
+            }
+            if self.readiness.poll_ready(Direction::Write, cx).is_pending() {
+                return Poll::Pending;
+            }
+        }
+        // Events kept arriving and the kernel kept refusing: let others run first.
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+
+    /// Shuts down the write side once what waits is out (now, if nothing does).
+    pub(crate) fn shutdown_write(self: &Arc<Self>) -> io::Result<()> {
+        let mut st = self.lock();
+        if st.unsent().is_empty() {
+            drop(st);
+            return shutdown_write(self.fd);
+        }
+        st.shut_write = true;
+        match self.send(&mut st) {
+            Ok(Sent::Blocked) => {
+                self.watch_writable(&mut st);
+                Ok(())
+            }
+            // `send` shut down the write side when it emptied the outbox.
+            Ok(Sent::All) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sends as much of the gathered bytes as the kernel takes now. Emptying the outbox
+    /// carries out a pending write shutdown. On an error the bytes are dropped (the
+    /// connection is broken) and the error is returned.
+    fn send(&self, st: &mut State) -> io::Result<Sent> {
+        if st.closed {
+            return Ok(Sent::All);
+        }
+        while !st.unsent().is_empty() {
+            let Some(seen) = self.readiness.ready_now(Direction::Write) else {
+                return Ok(Sent::Blocked);
+            };
+            match sys::send(self.fd, st.unsent()) {
+                Ok(n) => {
+                    st.sent += n;
+                    if !st.unsent().is_empty() {
+                        // A short send: the kernel's buffer is full.
+                        self.readiness.clear(seen);
+                        return Ok(Sent::Blocked);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.readiness.clear(seen);
+                    return Ok(Sent::Blocked);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    // The connection is broken: the bytes and a shutdown after them go.
+                    st.shut_write = false;
+                    self.empty(st);
+                    return Err(e);
+                }
+            }
+        }
+        self.empty(st);
+        if std::mem::take(&mut st.shut_write) {
+            shutdown_write(self.fd)?;
+        }
+        Ok(Sent::All)
+    }
+
+    /// Forgets the gathered bytes (sent, or lost with the connection).
+    fn empty(&self, st: &mut State) {
+        st.buf.clear();
+        st.sent = 0;
+        if st.buf.capacity() > KEEP {
+            st.buf = Vec::new();
+        }
+        self.settle(st);
+    }
+
+    /// Updates `pending` after the state changed.
+    fn settle(&self, st: &State) {
+        let pending = !st.unsent().is_empty() || st.error.is_some();
+        // Release: see `pending`.
+        self.pending.store(pending, Ordering::Release);
+    }
+
+    /// Sends at a poll's end (or from the drain waker); what the kernel does not take now is
+    /// left to the drain waker, and an error to the next operation.
+    fn send_deferred(self: &Arc<Self>, st: &mut State) {
+        match self.send(st) {
+            Ok(Sent::All) => {}
+            Ok(Sent::Blocked) => self.watch_writable(st),
+            Err(e) => {
+                st.error = Some(e);
+                self.settle(st);
+            }
+        }
+    }
+
+    /// Registers the drain waker for the socket's writability, unless it is registered
+    /// already; sends at once if the socket turned writable meanwhile.
+    fn watch_writable(self: &Arc<Self>, st: &mut State) {
+        if st.draining || st.closed {
+            return;
+        }
+        let waker = Waker::from(self.clone());
+        let mut cx = Context::from_waker(&waker);
+        for _ in 0..DRAIN_ATTEMPTS {
+            match self.readiness.poll_ready(Direction::Write, &mut cx) {
+                // Lock order: this state, then the readiness's waiters, never the other way
+                // (the reactor wakes wakers after releasing its lock).
+                Poll::Pending => {
+                    st.draining = true;
+                    return;
+                }
+                Poll::Ready(_) => match self.send(st) {
+                    Ok(Sent::Blocked) => {}
+                    Ok(Sent::All) => return,
+                    Err(e) => {
+                        st.error = Some(e);
+                        self.settle(st);
+                        return;
+                    }
+                },
+            }
+        }
+        // The readiness kept turning up while the kernel kept refusing: the waker was
+        // registered along the way (a re-check under the readiness lock keeps it), so the
+        // next event still finds it.
+        st.draining = true;
+    }
+
+    /// The socket is going away: the outbox no longer sends on the fd. Returns the bytes
+    /// the kernel has not taken, after one last try, and whether the write side was to be
+    /// shut down after them.
+    pub(crate) fn close(&self) -> (Vec<u8>, bool) {
+        // Without `pending` no bytes nor shutdown wait (a failed send drops both), so a poll's
+        // end or a drain waker that still holds this outbox has nothing to send on the fd,
+        // and the socket's last owner writes nothing more: the usual drop takes no lock.
+        if !self.is_pending() {
+            return (Vec::new(), false);
+        }
+        let mut st = self.lock();
+        let _ = self.send(&mut st);
+        st.closed = true;
+        let rest = st.unsent().to_vec();
+        let shut = st.shut_write;
+        st.buf = Vec::new();
+        st.sent = 0;
+        st.error = None;
+        self.settle(&st);
+        (rest, shut)
+    }
+}
+
+impl PollEnd for Outbox {
+    fn poll_end(self: Arc<Self>) {
+        let mut st = self.lock();
+        st.scope = None;
+        self.send_deferred(&mut st);
+    }
+}
+
+impl Wake for Outbox {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let mut st = self.lock();
+        st.draining = false;
+        if !st.unsent().is_empty() {
+            self.send_deferred(&mut st);
+        }
+    }
+}
+
+fn shutdown_write(fd: RawFd) -> io::Result<()> {
+    match sys::shutdown(fd, std::net::Shutdown::Write) {
+        // The peer reset the connection already: nothing is left to close, as in tokio.
+        Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
+        r => r,
+    }
+}
