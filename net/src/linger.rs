@@ -71,9 +71,11 @@ pub(crate) fn start(reactor: &Arc<Reactor>, fd: RawFd, rest: Vec<u8>, shut_write
         std::future::poll_fn(|cx| {
             while sent < rest.len() {
                 let unsent = &rest[sent..];
-                match guard.source.poll_transfer(Direction::Write, cx, unsent.len(), |s| {
-                    sys::send(s.as_raw_fd(), unsent)
-                }) {
+                match guard
+                    .source
+                    .poll_transfer(Direction::Write, cx, unsent.len(), |s| {
+                        sys::send(s.as_raw_fd(), unsent)
+                    }) {
                     Poll::Ready(Ok(n)) => sent += n,
                     // The connection broke: nothing more can reach the peer.
                     Poll::Ready(Err(_)) => return Poll::Ready(()),

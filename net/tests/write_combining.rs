@@ -119,7 +119,10 @@ fn a_large_write_goes_after_what_was_gathered_before_it() {
         .unwrap();
     let mut want = b"first".to_vec();
     want.extend_from_slice(&[7u8; 20_000]);
-    assert_eq!(during, want, "the large write and what preceded it go at once, in order");
+    assert_eq!(
+        during, want,
+        "the large write and what preceded it go at once, in order"
+    );
     assert_eq!(after, b"last");
 }
 
@@ -256,7 +259,10 @@ fn writes_to_a_peer_that_never_reads_stop_at_a_bound_and_all_arrive_later() {
         last = now;
     }
     let held = accepted.load(Ordering::Relaxed);
-    assert!(held < TOTAL, "a peer that never reads must stop the writer (took {held})");
+    assert!(
+        held < TOTAL,
+        "a peer that never reads must stop the writer (took {held})"
+    );
     // Now read everything: it all arrives, and the writer finishes.
     let mut peer = peer;
     peer.set_nonblocking(false).unwrap();

@@ -31,7 +31,7 @@
 //!
 //! Every poll of a task (on a worker, on a current-thread runtime, in a `LocalSet`, including
 //! the drop of its future when it completes, panics or is aborted) runs inside a *scope*
-//! (`task/guarded.rs` enters it). The scope remembers the task's waker by its raw parts, and
+//! (`task/guarded.rs` enters it). The scope remembers the task's waker (borrowed for the poll), and
 //! the items deferred to it sit in one thread-local list; when the poll returns or unwinds,
 //! the scope's guard runs the items that were deferred since it began. Scopes nest (a
 //! `LocalSet` polled inside a task runs its tasks' polls in scopes of their own), and each
@@ -47,7 +47,7 @@
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::task::{RawWakerVTable, Waker};
+use std::task::Waker;
 
 /// Work to run when a task's poll ends. Implementations must not panic: they run from the
 /// scope's guard, also while a panicking poll unwinds.
@@ -96,7 +96,12 @@ pub fn current(waker: &Waker) -> Option<ScopeId> {
     STATE
         .try_with(|s| {
             let s = s.borrow();
-            (s.id != 0 && s.waker == raw_parts(waker)).then_some(ScopeId(s.id))
+            // SAFETY: `s.waker` is the innermost scope's waker, set by `Scope::enter` from a
+            // reference that outlives the scope (`Scope<'a>`), and restored by its drop
+            // before that reference ends; it is read only while a scope is active (`id` is
+            // not 0). A `Scope` is a local of the task's poll and cannot be leaked.
+            let own = s.id != 0 && unsafe { (*s.waker).will_wake(waker) };
+            own.then_some(ScopeId(s.id))
         })
         .ok()
         .flatten()
@@ -119,12 +124,8 @@ pub fn run_now() {
     }
 }
 
-/// A waker by its raw parts: equal parts wake the same task (what `Waker::will_wake` tests).
-type Parts = (*const (), *const RawWakerVTable);
-
-fn raw_parts(waker: &Waker) -> Parts {
-    (waker.data(), waker.vtable() as *const RawWakerVTable)
-}
+/// The innermost scope's waker: the task's own, borrowed for the scope's life.
+type Parts = *const Waker;
 
 /// The thread's innermost scope and the items deferred to it and to the scopes around it.
 struct State {
@@ -141,7 +142,7 @@ thread_local! {
     static STATE: RefCell<State> = const {
         RefCell::new(State {
             id: 0,
-            waker: (std::ptr::null(), std::ptr::null()),
+            waker: std::ptr::null(),
             start: 0,
             items: Vec::new(),
         })
@@ -190,14 +191,16 @@ fn run_from(start: usize) {
 /// A task's poll scope, from [`Scope::enter`] until dropped; dropping it runs what was
 /// deferred to it and restores the scope around it. Inert (no scope: writes go out at once)
 /// on a thread whose thread-locals are being destroyed.
-pub(crate) struct Scope {
+pub(crate) struct Scope<'a> {
     /// The scope around this one, to restore; `None` if this one is inert.
     outer: Option<(u64, Parts, usize)>,
+    /// The poll's waker, which the thread-local points to while this scope is innermost.
+    _waker: std::marker::PhantomData<&'a Waker>,
 }
 
-impl Scope {
+impl<'a> Scope<'a> {
     /// Enters the scope of a poll of the task whose waker is `waker`.
-    pub(crate) fn enter(waker: &Waker) -> Scope {
+    pub(crate) fn enter(waker: &'a Waker) -> Scope<'a> {
         let id = IDS.try_with(|_| next_id()).unwrap_or(0);
         let outer = STATE
             .try_with(|s| {
@@ -205,16 +208,19 @@ impl Scope {
                 let start = s.items.len();
                 (
                     std::mem::replace(&mut s.id, id),
-                    std::mem::replace(&mut s.waker, raw_parts(waker)),
+                    std::mem::replace(&mut s.waker, waker as *const Waker),
                     std::mem::replace(&mut s.start, start),
                 )
             })
             .ok();
-        Scope { outer }
+        Scope {
+            outer,
+            _waker: std::marker::PhantomData,
+        }
     }
 }
 
-impl Drop for Scope {
+impl Drop for Scope<'_> {
     fn drop(&mut self) {
         let Some((id, waker, start)) = self.outer else {
             return;
@@ -231,7 +237,7 @@ impl Drop for Scope {
     }
 }
 
-impl std::fmt::Debug for Scope {
+impl std::fmt::Debug for Scope<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Scope").finish_non_exhaustive()
     }
@@ -301,7 +307,10 @@ mod tests {
             run_now();
             assert_eq!(count.0.load(Ordering::Relaxed), 1);
             let second = current(&waker).unwrap();
-            assert_ne!(first, second, "work deferred after run_now must be deferred anew");
+            assert_ne!(
+                first, second,
+                "work deferred after run_now must be deferred anew"
+            );
             second.defer(count.clone());
             assert_eq!(count.0.load(Ordering::Relaxed), 1);
         }
