@@ -12,6 +12,7 @@
 //! cargo bench --bench rpc -- --only floor --rounds 7   # against a server that only busy-polls
 //! cargo bench --bench rpc -- --only deadline   # per-request timeouts, sync T=4 and async
 //! cargo bench --bench rpc -- --only neighbour  # beside a CPU-bound process on the server CPUs
+//! cargo bench --bench rpc -- --only pipelined  # async 4x16 on spinpark, tokio, monoio, glommio, compio
 //! cargo bench --bench rpc -- --only kv         # kv_server vs redis-server under redis-benchmark
 //! cargo bench --bench rpc -- --only http       # examples/http_server vs hyper+tokio, with wrk
 //! cargo bench --bench rpc --features tokio-compat -- --only compat   # see rpc/compat.rs
@@ -27,7 +28,10 @@
 //! requests are spaced by a pause); and open-loop Poisson arrivals. `--only floor` measures both
 //! runtimes against the latency floor, a server thread that only busy-polls its sockets;
 //! `--only neighbour` measures latency beside a CPU-bound neighbour process on the server CPUs
-//! and the work that neighbour gets done beside each runtime (`rpc/neighbour.rs`).
+//! and the work that neighbour gets done beside each runtime (`rpc/neighbour.rs`);
+//! `--only pipelined` puts spinpark beside tokio and the io_uring runtimes monoio, glommio and
+//! compio (echo servers in `bench/peers`, a crate outside the workspace that the mode builds on
+//! demand) on the async load, with system calls per request from `perf` (`rpc/pipelined.rs`).
 //!
 //! Layouts (`--layout remote|colocated|both`; `both` by default, `remote` with `--quick`):
 //! *remote* pins the servers to one CPU set and the load generator to a disjoint one, as if the
@@ -51,15 +55,19 @@ mod kvbench;
 mod load;
 mod mode;
 mod neighbour;
+mod peers;
 mod pin;
+mod pipelined;
 mod poisson;
 mod poll_client;
 mod report;
+mod rotation;
 mod runner;
 mod sample;
 mod server;
 mod stats;
 mod sweep;
+mod syscalls;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -85,7 +93,7 @@ enum Layouts {
     about = "The RPC benchmark: the same echo server on spinpark and on tokio, side by side",
     after_help = "Examples: --quick (about 30 s); --only \"sync T=1,gap 50us\" --rounds 5 \
                   --spin 100us; --only sweep --windows 0,25us,adaptive; --only kv; \
-                  --only neighbour --rounds 5; --only http --rounds 1 --duration 1"
+                  --only neighbour --rounds 5; --only pipelined; --only http --rounds 1 --duration 1"
 )]
 struct Cli {
     /// Short runs, remote layout only (about 30 s)
@@ -98,7 +106,8 @@ struct Cli {
     /// Every request under an idle timeout and a deadline
     #[arg(long)]
     deadline: bool,
-    /// Rounds per layout [default: 3; 5 for floor; the colocated layout runs at least 7]
+    /// Rounds per layout [default: 3; 5 for floor and pipelined; the colocated layout runs at
+    /// least 7]
     #[arg(long, value_name = "N", value_parser = positive)]
     rounds: Option<usize>,
     /// Server worker threads [default: 2; 1 for http; one per server CPU for the sweep]
@@ -112,7 +121,8 @@ struct Cli {
     layout: Option<Layouts>,
     /// Run only the modes whose name contains one of these, comma-separated; poisson,
     /// sweep, floor, neighbour (gaps beside a CPU-bound process on the server CPUs), deadline,
-    /// kv, http and compat run only when named
+    /// pipelined (async 4x16 against tokio, monoio, glommio and compio), kv, http and compat
+    /// run only when named
     #[arg(long, value_name = "MODES", value_delimiter = ',')]
     only: Vec<String>,
     /// The sweep's spin windows, comma-separated
@@ -133,6 +143,9 @@ struct Cli {
         default_value = "1,32"
     )]
     conns: Vec<usize>,
+    /// pipelined: the io_uring peers binary (bench/peers) to use instead of building it
+    #[arg(long, value_name = "PATH")]
+    peers: Option<PathBuf>,
     /// Run one server process (how the bench starts its servers)
     #[arg(long, value_name = "SERVER", hide = true)]
     serve: Option<String>,
@@ -176,6 +189,8 @@ struct Options {
     deadline: bool,
     /// How long each gap mode runs (`--gap-secs`), if not the default.
     gap_budget: Option<Duration>,
+    /// `--only pipelined`'s peers binary (`--peers`), if given instead of building it.
+    peers: Option<PathBuf>,
 }
 
 /// The colocated layout's placement is a fresh draw every round: take enough of them.
@@ -227,6 +242,7 @@ fn main() {
         windows: cli.windows,
         deadline: cli.deadline,
         gap_budget: cli.gap_secs,
+        peers: cli.peers,
     };
     if let Some(rt) = cli.serve {
         if rt == "neighbour" {
@@ -340,14 +356,22 @@ fn run(opts: &Options) {
     let kv = wants(opts, "kv");
     let floor = wants(opts, "floor");
     let with_neighbour = wants(opts, "neighbour") || wants(opts, "neighbor");
-    if candidates.is_empty() && !deadline && !sweep && !kv && !floor && !with_neighbour {
+    let pipelined = wants(opts, "pipelined");
+    if candidates.is_empty()
+        && !deadline
+        && !sweep
+        && !kv
+        && !floor
+        && !with_neighbour
+        && !pipelined
+    {
         let names: Vec<String> = mode::main(false, None)
             .iter()
             .chain(&mode::poisson(false))
             .map(Mode::name)
             .collect();
         usage_error(format!(
-            "--only {:?} matches no mode; modes: {}, and deadline, sweep, floor, neighbour, kv",
+            "--only {:?} matches no mode; modes: {}, and deadline, sweep, floor, neighbour, pipelined, kv",
             opts.only.join(","),
             names.join(", ")
         ));
@@ -423,6 +447,14 @@ fn run(opts: &Options) {
     // Modes that drive the servers with an outside tool, each reporting its own section.
     // (Another such mode goes here: its own file, a `runner::External`, and a name for --only.)
     let mut external: Vec<Box<dyn runner::External>> = Vec::new();
+    if pipelined {
+        external.push(Box::new(pipelined::Plan::new(
+            opts.rounds_given.unwrap_or(pipelined::DEFAULT_ROUNDS),
+            opts.quick,
+            opts.spin,
+            opts.peers.clone(),
+        )));
+    }
     if kv {
         external.push(Box::new(kvbench::Plan::new(
             opts.workers,
@@ -439,11 +471,13 @@ fn run(opts: &Options) {
     // Name only the layouts this run uses.
     let mut shown: Vec<&Layout> = layouts.iter().collect();
     let kv_layout = kv.then(|| Layout::remote().unwrap_or_else(Layout::colocated));
+    let pipelined_layout = pipelined.then(Layout::remote).flatten();
     let others = [
         sweep_plan.as_ref().map(|p| &p.layout),
         floor_plan.as_ref().map(|p| &p.layout),
         kv_layout.as_ref(),
         neighbour_layout.as_ref(),
+        pipelined_layout.as_ref(),
     ];
     for l in others.into_iter().flatten() {
         if !shown.iter().any(|s| s.name() == l.name()) {

@@ -140,27 +140,47 @@ pub struct Server {
 impl Server {
     /// Starts the server of `spec` with all its threads on `cpus`.
     pub fn start(spec: &Spec, cpus: &[usize]) -> Server {
+        Server::launch(Server::command(spec), cpus)
+            .unwrap_or_else(|e| panic!("{} server: {e}", spec.label()))
+    }
+
+    /// The command that runs the server of `spec`: this binary, re-executed with `--serve`.
+    pub fn command(spec: &Spec) -> Command {
         let mut cmd = Command::new(std::env::current_exe().unwrap());
-        cmd.args(spec.args())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped());
-        let mut child = pin::spawn_on(cpus, &mut cmd).expect("start server");
+        cmd.args(spec.args());
+        cmd
+    }
+
+    /// Starts `cmd`, a server that speaks this module's protocol (the io_uring peers of
+    /// `bench/peers` too), with all its threads on `cpus`. The error says why it did not
+    /// start: it could not be run, it printed `ERROR reason` instead of its port, or it ended
+    /// before saying anything.
+    pub fn launch(mut cmd: Command, cpus: &[usize]) -> Result<Server, String> {
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+        let mut child = pin::spawn_on(cpus, &mut cmd).map_err(|e| format!("cannot run it: {e}"))?;
         let stdin = child.stdin.take().unwrap();
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        let port: u16 = line
-            .trim()
-            .strip_prefix("PORT ")
-            .unwrap_or_else(|| panic!("{} server said {line:?}", spec.label()))
-            .parse()
-            .unwrap();
-        Server {
+        stdout.read_line(&mut line).ok();
+        let port = line.trim().strip_prefix("PORT ").map(str::parse::<u16>);
+        let Some(Ok(port)) = port else {
+            drop(stdin);
+            let status = child.wait();
+            return Err(match line.trim().strip_prefix("ERROR ") {
+                Some(reason) => reason.to_string(),
+                None if line.is_empty() => format!(
+                    "it ended before saying its port ({})",
+                    status.map_or_else(|e| e.to_string(), |s| s.to_string())
+                ),
+                None => format!("it said {line:?} instead of its port"),
+            });
+        };
+        Ok(Server {
             child,
             stdin,
             stdout,
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
-        }
+        })
     }
 
     /// The server's process id.
