@@ -75,7 +75,7 @@ pub(crate) const LINGER: Duration = Duration::from_secs(30);
 /// Capacity an outbox keeps between polls: more is given back once sent, so that connections
 /// that once wrote much do not each hold it.
 const KEEP: usize = 2 * SMALL;
-/// How many times a drain re-checks a readiness that keeps turning up between its `send`'s
+/// How many times a send re-checks a readiness that keeps turning up between its `send`'s
 /// `WouldBlock` and its waker's registration; each turn means a new writability event.
 const DRAIN_ATTEMPTS: usize = 32;
 
@@ -154,10 +154,7 @@ impl Outbox {
     ) -> Poll<io::Result<usize>> {
         let len: usize = bufs.iter().map(|b| b.len()).sum();
         let mut st = self.lock();
-        if let Some(e) = st.error.take() {
-            self.settle(&st);
-            return Poll::Ready(Err(e));
-        }
+        self.take_error(&mut st)?;
         if self.readiness.ready_now_mask(SHUTDOWN).is_some() {
             return Poll::Ready(Err(crate::io_source::runtime_gone()));
         }
@@ -202,13 +199,21 @@ impl Outbox {
             return Ok(());
         }
         let mut st = self.lock();
-        if let Some(e) = st.error.take() {
-            self.settle(&st);
-            return Err(e);
-        }
+        self.take_error(&mut st)?;
         match self.send(&mut st)? {
             Sent::All => Ok(()),
             Sent::Blocked => Err(io::ErrorKind::WouldBlock.into()),
+        }
+    }
+
+    /// The error of an earlier deferred send, taken: the operation that sees it returns it.
+    fn take_error(&self, st: &mut State) -> io::Result<()> {
+        match st.error.take() {
+            Some(e) => {
+                self.settle(st);
+                Err(e)
+            }
+            None => Ok(()),
         }
     }
 
@@ -219,23 +224,36 @@ impl Outbox {
         mut st: MutexGuard<'a, State>,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<MutexGuard<'a, State>>> {
-        if let Some(e) = st.error.take() {
-            self.settle(&st);
-            return Poll::Ready(Err(e));
+        self.take_error(&mut st)?;
+        match self.send_then_watch(&mut st, cx.waker())? {
+            Sent::All => Poll::Ready(Ok(st)),
+            Sent::Blocked => Poll::Pending,
         }
+    }
+
+    /// Sends what waits; if the kernel refuses the rest, leaves `waker` with the socket's
+    /// writers, so the next writability event wakes it. Sends again instead when the socket
+    /// turned writable meanwhile.
+    fn send_then_watch(&self, st: &mut State, waker: &Waker) -> io::Result<Sent> {
+        let mut cx = Context::from_waker(waker);
         for _ in 0..DRAIN_ATTEMPTS {
-            match self.send(&mut st) {
-                Err(e) => return Poll::Ready(Err(e)),
-                Ok(Sent::All) => return Poll::Ready(Ok(st)),
-                Ok(Sent::Blocked) => {}
+            if let Sent::All = self.send(st)? {
+                return Ok(Sent::All);
             }
-            if self.readiness.poll_ready(Direction::Write, cx).is_pending() {
-                return Poll::Pending;
+            // Lock order: this state, then the readiness's waiters, never the other way
+            // (the reactor wakes wakers after releasing its lock).
+            if self
+                .readiness
+                .poll_ready(Direction::Write, &mut cx)
+                .is_pending()
+            {
+                return Ok(Sent::Blocked);
             }
         }
-        // Events kept arriving and the kernel kept refusing: let others run first.
-        cx.waker().wake_by_ref();
-        Poll::Pending
+        // A writability event arrived between every `WouldBlock` and its clearing, so the
+        // readiness never let the waker be stored: store it anyway, for the next event.
+        self.readiness.register_writer(waker);
+        Ok(Sent::Blocked)
     }
 
     /// Shuts down the write side once what waits is out (now, if nothing does).
@@ -333,31 +351,14 @@ impl Outbox {
         if st.draining || st.closed {
             return;
         }
-        let waker = Waker::from(self.clone());
-        let mut cx = Context::from_waker(&waker);
-        for _ in 0..DRAIN_ATTEMPTS {
-            match self.readiness.poll_ready(Direction::Write, &mut cx) {
-                // Lock order: this state, then the readiness's waiters, never the other way
-                // (the reactor wakes wakers after releasing its lock).
-                Poll::Pending => {
-                    st.draining = true;
-                    return;
-                }
-                Poll::Ready(_) => match self.send(st) {
-                    Ok(Sent::Blocked) => {}
-                    Ok(Sent::All) => return,
-                    Err(e) => {
-                        st.error = Some(e);
-                        self.settle(st);
-                        return;
-                    }
-                },
+        match self.send_then_watch(st, &Waker::from(self.clone())) {
+            Ok(Sent::Blocked) => st.draining = true,
+            Ok(Sent::All) => {}
+            Err(e) => {
+                st.error = Some(e);
+                self.settle(st);
             }
         }
-        // The readiness kept turning up while the kernel kept refusing: the waker was
-        // registered along the way (a re-check under the readiness lock keeps it), so the
-        // next event still finds it.
-        st.draining = true;
     }
 
     /// The socket is going away: the outbox no longer sends on the fd. Returns the bytes
@@ -406,8 +407,13 @@ impl Wake for Outbox {
 }
 
 fn shutdown_write(fd: RawFd) -> io::Result<()> {
-    match sys::shutdown(fd, std::net::Shutdown::Write) {
-        // The peer reset the connection already: nothing is left to close, as in tokio.
+    shutdown(fd, std::net::Shutdown::Write)
+}
+
+/// `shutdown(2)` on a connected stream; a connection the peer already reset (`ENOTCONN`)
+/// counts as shut down, as in tokio: there is nothing left to close.
+pub(crate) fn shutdown(fd: RawFd, how: std::net::Shutdown) -> io::Result<()> {
+    match sys::shutdown(fd, how) {
         Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
         r => r,
     }

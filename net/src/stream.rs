@@ -298,10 +298,7 @@ impl<S: AsRawFd> StreamCore<S> {
             }
             return self.out.shutdown_write();
         }
-        match sys::shutdown(self.raw_fd(), how) {
-            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
-            r => r,
-        }
+        crate::outbox::shutdown(self.raw_fd(), how)
     }
 
     /// Takes the socket's pending error (`SO_ERROR`).
