@@ -155,6 +155,11 @@ impl Outbox {
         let len: usize = bufs.iter().map(|b| b.len()).sum();
         let mut st = self.lock();
         self.take_error(&mut st)?;
+        if st.shut_write {
+            // The write side is shut down (its `shutdown` waits only for the bytes before it):
+            // what a socket says to a write after that.
+            return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
+        }
         if self.readiness.ready_now_mask(SHUTDOWN).is_some() {
             return Poll::Ready(Err(crate::io_source::runtime_gone()));
         }

@@ -579,3 +579,37 @@ fn random_mixes_of_write_paths_keep_every_byte_in_order() {
         }
     });
 }
+
+#[test]
+fn a_write_after_a_shutdown_that_waits_for_gathered_bytes_is_refused() {
+    let rt = rt();
+    let (ours, mut peer) = pair();
+    let (late, filled) = rt
+        .block_on(rt.spawn(async move {
+            let mut s = UnixStream::from_std(ours).unwrap();
+            // Fill the peer's queue (it does not read yet), then gather a tail the kernel
+            // cannot take: the shutdown must wait for it.
+            let junk = vec![1u8; 1 << 16];
+            let mut filled = 0;
+            loop {
+                match s.try_write(&junk) {
+                    Ok(n) => filled += n,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            s.write_all(b"tail").await.unwrap();
+            s.shutdown_with(std::net::Shutdown::Write).unwrap();
+            let late = s.write_all(b"after").await;
+            (late.map_err(|e| e.kind()), filled)
+        }))
+        .unwrap();
+    assert_eq!(late, Err(ErrorKind::BrokenPipe));
+    // The peer reads everything written before the shutdown, then end of stream.
+    peer.set_nonblocking(false).unwrap();
+    peer.set_read_timeout(Some(BOUND)).unwrap();
+    let mut got = Vec::new();
+    peer.read_to_end(&mut got).unwrap();
+    assert_eq!(got.len(), filled + 4);
+    assert!(got.ends_with(b"tail"));
+}
