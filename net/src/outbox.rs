@@ -164,16 +164,10 @@ impl Outbox {
             return Poll::Ready(Err(crate::io_source::runtime_gone()));
         }
         if st.unsent().len() + len > BOUND {
-            st = match self.send_or_wait(st, cx) {
-                Poll::Ready(Ok(st)) => st,
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Pending => return Poll::Pending,
-            };
+            st = std::task::ready!(self.send_or_wait(st, cx))?;
         }
-        if st.sent == st.buf.len() {
-            st.buf.clear();
-            st.sent = 0;
-        }
+        // (`sent` is 0 here: a send that empties the outbox clears it, and one that does not
+        // leaves bytes, so the new ones go after them.)
         for b in bufs {
             st.buf.extend_from_slice(b);
         }
@@ -269,15 +263,11 @@ impl Outbox {
             return shutdown_write(self.fd);
         }
         st.shut_write = true;
-        match self.send(&mut st) {
-            Ok(Sent::Blocked) => {
-                self.watch_writable(&mut st);
-                Ok(())
-            }
-            // `send` shut down the write side when it emptied the outbox.
-            Ok(Sent::All) => Ok(()),
-            Err(e) => Err(e),
+        // When `send` empties the outbox it shuts the write side down itself.
+        if let Sent::Blocked = self.send(&mut st)? {
+            self.watch_writable(&mut st);
         }
+        Ok(())
     }
 
     /// Sends as much of the gathered bytes as the kernel takes now. Emptying the outbox

@@ -286,18 +286,24 @@ async fn tcp_pair() -> (TcpStream, std::net::TcpStream) {
     (ours, peer)
 }
 
-/// Fills `s` until the kernel refuses more (the peer does not read), then gathers `tail` and
-/// drops `s` with it unsent, from a task.
-async fn drop_with_unsent(mut s: TcpStream, tail: &[u8]) -> usize {
+/// Writes with `try_write` until the kernel refuses more (the peer does not read); returns
+/// how many bytes it took.
+fn fill(mut try_write: impl FnMut(&[u8]) -> std::io::Result<usize>) -> usize {
     let junk = vec![1u8; 1 << 16];
     let mut filled = 0;
     loop {
-        match s.try_write(&junk) {
+        match try_write(&junk) {
             Ok(n) => filled += n,
-            Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return filled,
             Err(e) => panic!("{e}"),
         }
     }
+}
+
+/// Fills `s` until the kernel refuses more (the peer does not read), then gathers `tail` and
+/// drops `s` with it unsent, from a task.
+async fn drop_with_unsent(mut s: TcpStream, tail: &[u8]) -> usize {
+    let filled = fill(|b| s.try_write(b));
     s.write_all(tail).await.unwrap(); // gathered, and the kernel has no room
     drop(s);
     filled
@@ -589,15 +595,7 @@ fn a_write_after_a_shutdown_that_waits_for_gathered_bytes_is_refused() {
             let mut s = UnixStream::from_std(ours).unwrap();
             // Fill the peer's queue (it does not read yet), then gather a tail the kernel
             // cannot take: the shutdown must wait for it.
-            let junk = vec![1u8; 1 << 16];
-            let mut filled = 0;
-            loop {
-                match s.try_write(&junk) {
-                    Ok(n) => filled += n,
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                    Err(e) => panic!("{e}"),
-                }
-            }
+            let filled = fill(|b| s.try_write(b));
             s.write_all(b"tail").await.unwrap();
             s.shutdown_with(std::net::Shutdown::Write).unwrap();
             let late = s.write_all(b"after").await;
