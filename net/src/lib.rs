@@ -56,7 +56,6 @@ mod interest;
 pub mod io;
 mod io_source;
 mod io_traits;
-mod linger;
 mod listener;
 mod outbox;
 pub mod process;

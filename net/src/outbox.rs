@@ -1,6 +1,8 @@
-//! Write combining: the small writes a task makes on a stream socket during one poll are
-//! gathered in the socket's [`Outbox`] and handed to the kernel with one `send` when the poll
-//! ends, instead of one `send` each.
+//! Write combining: the small writes a task makes on a stream socket during one poll, after
+//! its first, are gathered in the socket's [`Outbox`] and handed to the kernel with one `send`
+//! when the poll ends, instead of one `send` each, but only while the kernel is known to have
+//! room for them: a gathered write returns `Ok` only when the `send` at the poll's end is sure
+//! to take it whole.
 //!
 //! ```
 //! # let rt = spinpark_executor::Runtime::new().unwrap();
@@ -10,9 +12,10 @@
 //! let mut client = spinpark_net::TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
 //! let (mut server, _) = listener.accept().await.unwrap();
 //! for _ in 0..16 {
-//!     server.write_all(b"reply\n").await.unwrap(); // gathered: no syscall yet
+//!     // The first reply goes to the kernel at once; the other 15 are gathered.
+//!     server.write_all(b"reply\n").await.unwrap();
 //! }
-//! // The task's poll ends when the read below waits; the 16 replies leave in one send.
+//! // The task's poll ends when the read below waits; the 15 replies leave in one send.
 //! let mut got = [0u8; 96];
 //! client.read_exact(&mut got).await.unwrap();
 //! assert!(got.starts_with(b"reply\nreply\n"));
@@ -21,46 +24,71 @@
 //!
 //! # The promise
 //!
-//! A write of fewer than [`SMALL`] bytes made from a task's own poll returns `Ok` at once and
-//! the bytes reach the kernel, in order with every other write on the socket, no later than:
-//! the end of that poll (when the task returns `Pending` or completes, panics or is aborted),
-//! a `flush`, `close`/`shutdown`, any write that goes to the kernel directly (a large one,
-//! `try_write`, `try_io`/`async_io` for writing), `into_std`, the socket's drop, or
-//! `block_in_place`. [`BOUND`] bytes gathered are sent before more are taken. Writes from
-//! outside a task's poll (a `block_on` future, a future polled by another executor inside a
-//! task) go to the kernel at once, as before.
+//! tokio's: a write that returns `Ok(n)` has put `n` bytes where the kernel will send them.
+//! Dropping the socket, the runtime or the thread, `into_std`, or a peer that stops reading
+//! loses none of them, and the connection closes as the kernel closes it (every byte, then
+//! end of stream). What gathering changes is only *when the kernel is handed* the bytes:
 //!
-//! An error of a deferred send (the peer reset the connection) is returned by the next write,
-//! flush or close on the socket, as tokio's `BufWriter` users already expect.
+//! * The first write a task's poll makes on a socket goes to the kernel at once, as do writes
+//!   from outside a task's poll (a `block_on` future, a future some other executor polls) and
+//!   writes of [`SMALL`] bytes or more. So a reply written in one write leaves when it is
+//!   written, whatever the task does next in the same poll.
+//! * A later small write in the same poll is gathered if the kernel's send buffer is known to
+//!   hold it and everything gathered before it (below), and at most [`BOUND`] bytes are
+//!   gathered. Otherwise it goes to the kernel at once, after what was gathered.
+//! * Gathered bytes reach the kernel, in order with every other write on the socket, when the
+//!   poll ends (the task returns `Pending`, completes, panics or is aborted), or sooner: at a
+//!   `flush`, `close`/`shutdown`, any write that goes to the kernel directly (a large one,
+//!   `try_write`, `try_io`/`async_io` for writing), `into_std`, the socket's drop, and
+//!   `block_in_place`.
+//!
+//! So what a task writes in one poll after its first write may wait for that poll's end: a
+//! task that writes twice and then blocks its thread, or computes for long, without `flush`,
+//! holds the second write that long.
+//!
+//! An error of the send at the poll's end (the peer reset the connection meanwhile, as it
+//! could have right after a direct write) is returned by the next write, flush or close.
+//!
+//! # Knowing the kernel has room
+//!
+//! Linux takes a `send` on a stream socket whole while the memory the socket has queued stays
+//! below its send buffer (`SO_SNDBUF`), and stops taking bytes only when it is over. The
+//! outbox keeps a lower bound of that room: it reads it (`SO_MEMINFO`, one `getsockopt`) when
+//! a poll wants to gather more than the bound allows, at most once per poll, and takes from it
+//! what every send on the socket may cost the kernel, gathered or direct (twice the bytes and
+//! 8 KiB a send: the kernel's per-buffer overhead on top of the payload). Acknowledgements
+//! only add room. With a fast reader the room is megabytes and is read again rarely; with a
+//! slow one it runs out and writes go to the kernel one by one, as on tokio.
+//!
+//! The kernel can still refuse bytes it had room for: when the machine reaches its TCP memory
+//! limit, or when the fd is written or reconfigured behind the socket's back (a duplicate of
+//! it, a lowered `SO_SNDBUF`). Then the rest waits in the outbox, in order, and drains from the
+//! reactor through a waker of the outbox's own (so a task waiting for the peer's next request
+//! does not have to help), while the socket lives; writes queue behind it. A socket dropped
+//! with such bytes resets its TCP connection, so the peer cannot take the truncated output for
+//! a whole one.
 //!
 //! # How it works
 //!
 //! The socket's write paths ask the executor for the task's poll scope
-//! (`spinpark_executor::task::poll_end`). Inside one, a small write is copied to the outbox,
-//! which defers itself to the scope once per scope; at the scope's end it sends what it holds.
-//! If the kernel takes only part (the peer does not read), the rest stays, in order, and the
-//! outbox registers a waker of its own for the socket's writability, so it drains from the
-//! reactor without the task's help (the task may be waiting to read the peer's next request);
-//! writes meanwhile queue behind it, up to the bound, then wait as a full socket does.
+//! (`spinpark_executor::task::poll_end`). The outbox remembers the last scope that wrote: a
+//! write from a scope it has not seen goes direct. Inside a scope it has seen, a small write
+//! is copied to the outbox, which defers itself to the scope once; at the scope's end it sends
+//! what it holds and gives its buffer back to its thread (an idle connection holds none).
 //!
 //! The outbox holds the socket's fd and sends on it only while `closed` is false, under its
-//! lock; the socket's drop sets it before the fd is closed. A socket dropped with bytes the
-//! kernel will not take yet *lingers*: a task on its runtime keeps the fd open and drains it
-//! until done, for at most the socket's `SO_LINGER` time or [`LINGER`] without one, and then
-//! resets the connection (so the peer cannot take a truncated reply for a whole one), as it
-//! does if the runtime shuts down first. Without a runtime to linger on, the connection is
-//! reset at once.
+//! lock; the socket's drop sets it before the fd is closed.
 
+use std::cell::Cell;
 use std::io::{self, IoSlice};
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Wake, Waker};
-use std::time::Duration;
 
 use spinpark_executor::task::poll_end::{PollEnd, ScopeId};
 
-use crate::readiness::{Direction, Readiness, SHUTDOWN};
+use crate::readiness::{Direction, Readiness, ERROR, SHUTDOWN, WRITE_CLOSED};
 use crate::sys;
 
 /// Writes shorter than this are gathered; longer ones go to the kernel directly (after what
@@ -68,13 +96,8 @@ use crate::sys;
 pub(crate) const SMALL: usize = 16 * 1024;
 /// At most this many bytes wait in an outbox: a write that would pass it sends first.
 pub(crate) const BOUND: usize = 64 * 1024;
-/// How long a dropped socket's unsent bytes may keep its fd open when it has no `SO_LINGER`
-/// time of its own: the order of the kernel's own patience with a peer whose window stays
-/// shut.
-pub(crate) const LINGER: Duration = Duration::from_secs(30);
-/// Capacity an outbox keeps between polls: more is given back once sent, so that connections
-/// that once wrote much do not each hold it.
-const KEEP: usize = 2 * SMALL;
+/// The largest buffer a thread keeps for its next gathering poll (see [`spare`]).
+const KEEP: usize = BOUND + SMALL;
 /// How many times a send re-checks a readiness that keeps turning up between its `send`'s
 /// `WouldBlock` and its waker's registration; each turn means a new writability event.
 const DRAIN_ATTEMPTS: usize = 32;
@@ -87,6 +110,11 @@ pub(crate) struct Outbox {
     /// under the lock; Acquire/Release so a thread that sees `false` after another thread's
     /// send also sees that send's effects on the state.
     pending: AtomicBool,
+    /// What the socket's direct sends may have cost the kernel since the last gather (see
+    /// [`charge`]), for the next gather to take from its room; saturates. Relaxed: it is
+    /// read and reset under the state's lock by the gatherer, and a send that races with a
+    /// gather on the same socket from another thread has no order with it anyway.
+    spent: AtomicUsize,
     state: Mutex<State>,
 }
 
@@ -97,12 +125,21 @@ struct State {
     sent: usize,
     /// The poll scope this outbox is deferred to, if any.
     scope: Option<ScopeId>,
+    /// The last poll scope that wrote on the socket: the first write of a scope goes direct.
+    wrote: Option<ScopeId>,
+    /// A lower bound of the kernel memory the socket may still queue without refusing a
+    /// send: what [`sys::send_room`] said, less the [`charge`] of every send since.
+    room: usize,
+    /// The scope that last read the room from the kernel (once per scope at most).
+    looked: Option<ScopeId>,
     /// The fd is no longer this outbox's to send on (the socket was dropped or unwrapped).
     closed: bool,
     /// A drain waker is registered for writability.
     draining: bool,
     /// The write side is to be shut down once the bytes are out.
     shut_write: bool,
+    /// The write side is shut down: writes are refused, as the socket refuses them.
+    shut: bool,
     /// The error of a deferred send, for the next operation.
     error: Option<io::Error>,
 }
@@ -111,6 +148,49 @@ impl State {
     fn unsent(&self) -> &[u8] {
         &self.buf[self.sent..]
     }
+}
+
+/// Where a small write from a task's poll goes.
+pub(crate) enum Gather {
+    /// Gathered: all `n` bytes are the outbox's to send at the poll's end.
+    Taken(usize),
+    /// To the kernel now (after what was gathered): the poll's first write, more than the
+    /// bound or the kernel's known room, or a connection that reported an error.
+    Direct,
+}
+
+/// What a send of `n` bytes may cost the kernel's send buffer, at most: the payload and the
+/// buffers' overhead (a few hundred bytes to 2 KiB each; a send fills one buffer per segment
+/// the kernel cuts, 64 KiB with segmentation offload, an MSS without it), with a margin.
+pub(crate) fn charge(n: usize) -> usize {
+    n.saturating_mul(2).saturating_add(8 * 1024)
+}
+
+thread_local! {
+    /// A buffer an emptied outbox gave back, for the next one this thread gathers into, so
+    /// that a connection between bursts holds no capacity and a burst allocates nothing.
+    static SPARE: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// A buffer to gather into: this thread's spare if it has one.
+fn spare() -> Vec<u8> {
+    SPARE.try_with(Cell::take).unwrap_or_default()
+}
+
+/// Gives `buf` (emptied) back to this thread, unless it keeps a larger one already.
+fn give_back(mut buf: Vec<u8>) {
+    if buf.capacity() == 0 || buf.capacity() > KEEP {
+        return;
+    }
+    buf.clear();
+    let _ = SPARE.try_with(|s| {
+        let kept = s.take();
+        s.set(if kept.capacity() >= buf.capacity() {
+            kept
+        } else {
+            std::mem::take(&mut buf)
+        });
+    });
 }
 
 /// What a send of the gathered bytes came to.
@@ -128,6 +208,7 @@ impl Outbox {
             fd,
             readiness,
             pending: AtomicBool::new(false),
+            spent: AtomicUsize::new(0),
             state: Mutex::new(State::default()),
         })
     }
@@ -143,28 +224,44 @@ impl Outbox {
         self.pending.load(Ordering::Acquire)
     }
 
-    /// Gathers `bufs` (fewer than [`SMALL`] bytes in all) for the end of the poll `scope`.
-    /// `Ok(n)` means all `n` bytes were taken; `Pending` that the outbox is full and the
-    /// kernel takes nothing now (the task is woken when the socket turns writable).
-    pub(crate) fn poll_gather(
+    /// Gathers `bufs` (fewer than [`SMALL`] bytes in all) for the end of the poll `scope`, if
+    /// this is not the scope's first write and the kernel is known to have room for them and
+    /// everything gathered before; [`Gather::Direct`] otherwise, for the caller to send them
+    /// itself once what waits is out.
+    pub(crate) fn gather(
         self: &Arc<Self>,
-        cx: &mut Context<'_>,
         scope: ScopeId,
         bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
+    ) -> io::Result<Gather> {
         let len: usize = bufs.iter().map(|b| b.len()).sum();
         let mut st = self.lock();
         self.take_error(&mut st)?;
-        if st.shut_write {
+        if st.shut_write || st.shut {
             // The write side is shut down (its `shutdown` waits only for the bytes before it):
             // what a socket says to a write after that.
-            return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
+            return Err(io::ErrorKind::BrokenPipe.into());
         }
         if self.readiness.ready_now_mask(SHUTDOWN).is_some() {
-            return Poll::Ready(Err(crate::io_source::runtime_gone()));
+            return Err(crate::io_source::runtime_gone());
         }
-        if st.unsent().len() + len > BOUND {
-            st = std::task::ready!(self.send_or_wait(st, cx))?;
+        if st.wrote != Some(scope) {
+            // The poll's first write leaves at once, so a reply written in one write is not
+            // held by whatever the task does next.
+            st.wrote = Some(scope);
+            return Ok(Gather::Direct);
+        }
+        let total = st.unsent().len() + len;
+        if total > BOUND
+            || self
+                .readiness
+                .ready_now_mask(ERROR | WRITE_CLOSED)
+                .is_some()
+            || !self.has_room(&mut st, scope, total)
+        {
+            return Ok(Gather::Direct);
+        }
+        if st.buf.capacity() == 0 {
+            st.buf = spare();
         }
         // (`sent` is 0 here: a send that empties the outbox clears it, and one that does not
         // leaves bytes, so the new ones go after them.)
@@ -178,7 +275,46 @@ impl Outbox {
             drop(st);
             scope.defer(self.clone());
         }
-        Poll::Ready(Ok(len))
+        Ok(Gather::Taken(len))
+    }
+
+    /// Whether the kernel is known to take `total` bytes in one send now, reading its room
+    /// again if it may have grown and this scope has not read it yet.
+    fn has_room(&self, st: &mut State, scope: ScopeId, total: usize) -> bool {
+        // Relaxed: see `spent`.
+        st.room = st
+            .room
+            .saturating_sub(self.spent.swap(0, Ordering::Relaxed));
+        let need = charge(total);
+        if need <= st.room {
+            return true;
+        }
+        if st.looked == Some(scope) {
+            return false;
+        }
+        st.looked = Some(scope);
+        st.room = sys::send_room(self.fd).unwrap_or(0);
+        need <= st.room
+    }
+
+    /// Counts `n` bytes the socket sent directly against the kernel's known room.
+    pub(crate) fn spend(&self, n: usize) {
+        self.spend_charge(charge(n));
+    }
+
+    /// Forgets the kernel's known room: something wrote on the fd for an unknown amount (a
+    /// `try_io` or `async_io` closure).
+    pub(crate) fn forget_room(&self) {
+        self.spend_charge(usize::MAX);
+    }
+
+    fn spend_charge(&self, c: usize) {
+        // Relaxed: see `spent`. Saturating, so a socket that never gathers cannot wrap it.
+        let _ = self
+            .spent
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_add(c))
+            });
     }
 
     /// Sends what waits, for a direct write, flush or close that must come after it:
@@ -258,6 +394,7 @@ impl Outbox {
     /// Shuts down the write side once what waits is out (now, if nothing does).
     pub(crate) fn shutdown_write(self: &Arc<Self>) -> io::Result<()> {
         let mut st = self.lock();
+        st.shut = true;
         if st.unsent().is_empty() {
             drop(st);
             return shutdown_write(self.fd);
@@ -284,13 +421,16 @@ impl Outbox {
             match sys::send(self.fd, st.unsent()) {
                 Ok(n) => {
                     st.sent += n;
+                    st.room = st.room.saturating_sub(charge(n));
                     if !st.unsent().is_empty() {
                         // A short send: the kernel's buffer is full.
+                        st.room = 0;
                         self.readiness.clear(seen);
                         return Ok(Sent::Blocked);
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    st.room = 0;
                     self.readiness.clear(seen);
                     return Ok(Sent::Blocked);
                 }
@@ -312,11 +452,8 @@ impl Outbox {
 
     /// Forgets the gathered bytes (sent, or lost with the connection).
     fn empty(&self, st: &mut State) {
-        st.buf.clear();
+        give_back(std::mem::take(&mut st.buf));
         st.sent = 0;
-        if st.buf.capacity() > KEEP {
-            st.buf = Vec::new();
-        }
         self.settle(st);
     }
 
@@ -356,26 +493,26 @@ impl Outbox {
         }
     }
 
-    /// The socket is going away: the outbox no longer sends on the fd. Returns the bytes
-    /// the kernel has not taken, after one last try, and whether the write side was to be
-    /// shut down after them.
-    pub(crate) fn close(&self) -> (Vec<u8>, bool) {
+    /// The socket is going away: the outbox no longer sends on the fd. Returns whether bytes
+    /// the kernel refused (see "Knowing the kernel has room") are lost with it, after one last
+    /// try.
+    pub(crate) fn close(&self) -> bool {
         // Without `pending` no bytes nor shutdown wait (a failed send drops both), so a poll's
         // end or a drain waker that still holds this outbox has nothing to send on the fd,
         // and the socket's last owner writes nothing more: the usual drop takes no lock.
         if !self.is_pending() {
-            return (Vec::new(), false);
+            return false;
         }
         let mut st = self.lock();
         let _ = self.send(&mut st);
         st.closed = true;
-        let rest = st.unsent().to_vec();
-        let shut = st.shut_write;
+        let lost = !st.unsent().is_empty();
         st.buf = Vec::new();
         st.sent = 0;
+        st.shut_write = false;
         st.error = None;
         self.settle(&st);
-        (rest, shut)
+        lost
     }
 }
 

@@ -23,11 +23,11 @@
 //! alike. Connecting is here too: start a non-blocking `connect`, register the socket as not
 //! yet ready, wait until it is writable, then read its error.
 //!
-//! Small writes made from a task's own poll are gathered in the core's outbox and sent when
-//! the poll ends (`outbox.rs`, which states the promise). Every path that writes to the
-//! kernel directly, shuts down, or gives the socket up sends what the outbox holds first, so
-//! bytes keep their order; the drop hands what the kernel would not take yet to a lingering
-//! task (`linger.rs`).
+//! Small writes made from a task's own poll after its first are gathered in the core's outbox
+//! and sent when the poll ends, while the kernel is known to have room for them (`outbox.rs`,
+//! which states the promise). Every path that writes to the kernel directly, shuts down, or
+//! gives the socket up sends what the outbox holds first, so bytes keep their order; every
+//! direct send is counted against the kernel's known room.
 
 use std::future::poll_fn;
 use std::io::{self, IoSlice};
@@ -41,7 +41,7 @@ use spinpark_executor::coop;
 use spinpark_executor::task::poll_end;
 
 use crate::io_source::IoSource;
-use crate::outbox::{Outbox, SMALL};
+use crate::outbox::{Gather, Outbox, SMALL};
 use crate::reactor::Reactor;
 use crate::readiness::Direction;
 use crate::sys::{self, SockAddr};
@@ -94,20 +94,30 @@ impl<S: AsRawFd> StreamCore<S> {
     }
 
     /// Deregisters and hands back the socket (still non-blocking), after sending what the
-    /// outbox holds: waiting for the kernel to take it, for at most the linger bound (past
-    /// it, or on an error, the bytes are lost with the broken connection).
-    pub(crate) fn into_inner(mut self) -> S {
+    /// outbox holds. The kernel takes that at once unless it refused room it had (see
+    /// `outbox.rs`): then this waits in `poll(2)` for at most [`HANDOVER`], and past it resets
+    /// the connection and says so.
+    pub(crate) fn into_inner(mut self) -> io::Result<S> {
         if self.out.is_pending() {
             self.send_blocking();
         }
-        self.out.close();
-        self.io.take().expect("present until dropped or taken")
+        let lost = self.out.close();
+        let socket = self.io.take().expect("present until dropped or taken");
+        if lost {
+            let _ = sys::set_linger(socket.as_raw_fd(), Some(std::time::Duration::ZERO));
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "into_std: the kernel did not take the socket's gathered bytes within 1 s; \
+                 the connection is reset",
+            ));
+        }
+        Ok(socket)
     }
 
     /// Sends what the outbox holds, waiting in `poll(2)` while the kernel takes nothing, for
-    /// at most [`crate::outbox::LINGER`].
+    /// at most [`HANDOVER`].
     fn send_blocking(&self) {
-        let deadline = std::time::Instant::now() + crate::outbox::LINGER;
+        let deadline = std::time::Instant::now() + HANDOVER;
         loop {
             match self.out.try_drain() {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
@@ -154,29 +164,37 @@ impl<S: AsRawFd> StreamCore<S> {
     /// own poll is gathered for the poll's end instead (`outbox.rs`).
     pub(crate) fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         if buf.len() < SMALL {
-            if let Some(scope) = poll_end::current(cx.waker()) {
-                return self.poll_gather(cx, scope, &[IoSlice::new(buf)]);
+            if let Some(n) = std::task::ready!(self.poll_gather(cx, &[IoSlice::new(buf)]))? {
+                return Poll::Ready(Ok(n));
             }
         }
         std::task::ready!(self.out.poll_drain(cx))?;
-        self.io.poll_transfer(Direction::Write, cx, buf.len(), |s| {
+        let n = std::task::ready!(self.io.poll_transfer(Direction::Write, cx, buf.len(), |s| {
             sys::send(s.as_raw_fd(), buf)
-        })
+        }))?;
+        self.out.spend(n);
+        Poll::Ready(Ok(n))
     }
 
-    /// Gathers a small write, taking a unit of the task's budget as a direct write does.
+    /// Gathers a small write from a task's own poll, taking a unit of the task's budget as a
+    /// direct write does: `Some(n)` if the outbox took it, `None` if it is to go direct.
     fn poll_gather(
         &self,
         cx: &mut Context<'_>,
-        scope: poll_end::ScopeId,
         bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
+    ) -> Poll<io::Result<Option<usize>>> {
+        let Some(scope) = poll_end::current(cx.waker()) else {
+            return Poll::Ready(Ok(None));
+        };
         let coop = std::task::ready!(coop::poll_proceed(cx));
-        let out = self.out.poll_gather(cx, scope, bufs);
-        if out.is_ready() {
-            coop.made_progress();
+        match self.out.gather(scope, bufs)? {
+            Gather::Taken(n) => {
+                coop.made_progress();
+                Poll::Ready(Ok(Some(n)))
+            }
+            // The direct write takes its unit itself; this one is given back.
+            Gather::Direct => Poll::Ready(Ok(None)),
         }
-        out
     }
 
     /// Sends what the outbox holds now: `Ready(Ok)` once it is empty (a `flush`).
@@ -210,14 +228,16 @@ impl<S: AsRawFd> StreamCore<S> {
         let bufs = &bufs[..bufs.len().min(sys::IOV_MAX)];
         let len = bufs.iter().map(|b| b.len()).sum();
         if len < SMALL {
-            if let Some(scope) = poll_end::current(cx.waker()) {
-                return self.poll_gather(cx, scope, bufs);
+            if let Some(n) = std::task::ready!(self.poll_gather(cx, bufs))? {
+                return Poll::Ready(Ok(n));
             }
         }
         std::task::ready!(self.out.poll_drain(cx))?;
-        self.io.poll_transfer(Direction::Write, cx, len, |s| {
+        let n = std::task::ready!(self.io.poll_transfer(Direction::Write, cx, len, |s| {
             sys::send_vectored(s.as_raw_fd(), bufs)
-        })
+        }))?;
+        self.out.spend(n);
+        Poll::Ready(Ok(n))
     }
 
     /// Reads what is available now: `WouldBlock` if nothing is.
@@ -231,8 +251,11 @@ impl<S: AsRawFd> StreamCore<S> {
     /// Writes what fits now: `WouldBlock` if nothing does.
     pub(crate) fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         self.try_flush()?;
-        self.io
-            .try_io(Direction::Write, |s| sys::send(s.as_raw_fd(), buf))
+        let n = self
+            .io
+            .try_io(Direction::Write, |s| sys::send(s.as_raw_fd(), buf))?;
+        self.out.spend(n);
+        Ok(n)
     }
 
     /// Waits until the socket may be ready in `dir` (an operation may still `WouldBlock`).
@@ -281,9 +304,16 @@ impl<S: AsRawFd> StreamCore<S> {
     pub(crate) fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
         self.try_flush()?;
         let bufs = &bufs[..bufs.len().min(sys::IOV_MAX)];
-        self.io.try_io(Direction::Write, |s| {
+        let n = self.io.try_io(Direction::Write, |s| {
             sys::send_vectored(s.as_raw_fd(), bufs)
-        })
+        })?;
+        self.out.spend(n);
+        Ok(n)
+    }
+
+    /// Forgets the kernel's known room: a `try_io`/`async_io` closure may write on the fd.
+    pub(crate) fn forget_room(&self) {
+        self.out.forget_room();
     }
 
     /// Shuts down the read side, the write side, or both. A connection the peer already
@@ -292,13 +322,14 @@ impl<S: AsRawFd> StreamCore<S> {
     /// Shutting down the write side while gathered bytes wait for room in the kernel leaves
     /// the shutdown to happen right after them.
     pub(crate) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        if how != Shutdown::Read && self.out.is_pending() {
-            if how == Shutdown::Both {
-                self.shutdown(Shutdown::Read)?;
-            }
-            return self.out.shutdown_write();
+        if how == Shutdown::Read {
+            return crate::outbox::shutdown(self.raw_fd(), how);
         }
-        crate::outbox::shutdown(self.raw_fd(), how)
+        if how == Shutdown::Both {
+            crate::outbox::shutdown(self.raw_fd(), Shutdown::Read)?;
+        }
+        // Through the outbox: after what it holds, and it refuses writes from then on.
+        self.out.shutdown_write()
     }
 
     /// Takes the socket's pending error (`SO_ERROR`).
@@ -314,9 +345,14 @@ impl<S: AsRawFd> StreamCore<S> {
 
 impl<S: AsRawFd> Drop for StreamCore<S> {
     fn drop(&mut self) {
-        let (rest, shut_write) = self.out.close();
-        if !rest.is_empty() {
-            crate::linger::start(self.io.reactor(), self.raw_fd(), rest, shut_write);
+        if self.out.close() {
+            // The kernel refused bytes it had room for (see `outbox.rs`): reset the connection
+            // (the close that follows does), so the peer cannot take the truncated output for
+            // a whole one.
+            let _ = sys::set_linger(self.raw_fd(), Some(std::time::Duration::ZERO));
         }
     }
 }
+
+/// How long `into_std` waits for the kernel to take gathered bytes it refused room for.
+const HANDOVER: std::time::Duration = std::time::Duration::from_secs(1);

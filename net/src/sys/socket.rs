@@ -283,6 +283,52 @@ pub(crate) fn getsockopt_int(
     Ok(value)
 }
 
+/// `SO_MEMINFO` (`asm-generic/socket.h`; the libc crate does not name it).
+const SO_MEMINFO: libc::c_int = 55;
+
+/// The room left in a stream socket's send buffer, in the kernel's own accounting units
+/// (bytes of memory, which is more than bytes of payload): `SO_SNDBUF` less what the socket
+/// already holds. The kernel takes a `send` whole while the memory it queues stays below the
+/// buffer, so a sender that keeps its queued memory below this room never sees a short send.
+///
+/// What the socket holds is the larger of TCP's queued memory (sent but unacknowledged, and
+/// not sent yet) and its allocated write memory (a Unix stream's bytes its peer has not read
+/// yet). With a finite `net.ipv4.tcp_notsent_lowat`, TCP also stops taking bytes past that
+/// many unsent ones, so the room is also at most that mark less what is queued.
+pub(crate) fn send_room(fd: RawFd) -> io::Result<usize> {
+    let mut info = [0u32; libc::SK_MEMINFO_DROPS as usize + 1];
+    let mut len = mem::size_of_val(&info) as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into the array on our stack and updates
+    // `len`.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            SO_MEMINFO,
+            info.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    check(r)?;
+    let at = |i: libc::c_int| info[i as usize] as usize;
+    let held = at(libc::SK_MEMINFO_WMEM_QUEUED).max(at(libc::SK_MEMINFO_WMEM_ALLOC));
+    let room = at(libc::SK_MEMINFO_SNDBUF).saturating_sub(held);
+    Ok(match notsent_lowat() {
+        Some(mark) => room.min(mark.saturating_sub(held)),
+        None => room,
+    })
+}
+
+/// `net.ipv4.tcp_notsent_lowat`, read once; `None` when unlimited (the default) or unknown.
+fn notsent_lowat() -> Option<usize> {
+    static MARK: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *MARK.get_or_init(|| {
+        let text = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_notsent_lowat").ok()?;
+        let mark: u64 = text.trim().parse().ok()?;
+        (mark < u64::from(u32::MAX)).then_some(mark as usize)
+    })
+}
+
 /// `SO_LINGER`: how long a close waits for unsent data (`Some(0)`: reset at once).
 pub(crate) fn linger(fd: RawFd) -> io::Result<Option<std::time::Duration>> {
     let mut l = libc::linger {

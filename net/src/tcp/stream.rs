@@ -105,7 +105,7 @@ impl TcpStream {
     /// # });
     /// ```
     pub fn into_std(self) -> io::Result<std::net::TcpStream> {
-        Ok(self.core.into_inner())
+        self.core.into_inner()
     }
 
     /// The remote address.

@@ -136,7 +136,7 @@ impl UnixStream {
     /// # });
     /// ```
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixStream> {
-        Ok(self.core.into_inner())
+        self.core.into_inner()
     }
 
     /// The remote address.
