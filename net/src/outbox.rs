@@ -516,6 +516,14 @@ impl Outbox {
     }
 }
 
+impl Outbox {
+    /// The capacity the outbox's buffer holds now (for tests of the memory bound).
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.lock().buf.capacity()
+    }
+}
+
 impl PollEnd for Outbox {
     fn poll_end(self: Arc<Self>) {
         let mut st = self.lock();
@@ -548,5 +556,38 @@ pub(crate) fn shutdown(fd: RawFd, how: std::net::Shutdown) -> io::Result<()> {
     match sys::shutdown(fd, how) {
         Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
         r => r,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::AsyncWriteExt;
+
+    #[test]
+    fn an_outbox_costs_a_connection_under_200_bytes() {
+        // The Arc's two counts, then the outbox itself.
+        let size = 2 * std::mem::size_of::<usize>() + std::mem::size_of::<Outbox>();
+        assert!(size < 200, "{size} bytes");
+    }
+
+    #[test]
+    fn an_idle_connection_holds_no_outbox_capacity_after_a_burst() {
+        let rt = spinpark_executor::Runtime::new().unwrap();
+        let (ours, _peer) = std::os::unix::net::UnixStream::pair().unwrap();
+        ours.set_nonblocking(true).unwrap();
+        let (during, after) = rt
+            .block_on(rt.spawn(async move {
+                let mut s = crate::UnixStream::from_std(ours).unwrap();
+                for _ in 0..64 {
+                    s.write_all(&[1u8; 500]).await.unwrap(); // all but the first gathered
+                }
+                let during = s.core().outbox().capacity();
+                crate::time::sleep(std::time::Duration::from_millis(1)).await; // the poll ends
+                (during, s.core().outbox().capacity())
+            }))
+            .unwrap();
+        assert!(during >= 63 * 500, "the burst was gathered: {during}");
+        assert_eq!(after, 0, "the sent outbox kept its buffer");
     }
 }

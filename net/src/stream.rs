@@ -263,6 +263,12 @@ impl<S: AsRawFd> StreamCore<S> {
         poll_fn(|cx| self.io.poll_ready(dir, cx)).await
     }
 
+    /// The socket's outbox (for tests of the memory bound).
+    #[cfg(test)]
+    pub(crate) fn outbox(&self) -> &Outbox {
+        &self.out
+    }
+
     /// The registered source (readiness and `try_io` for the public wrappers).
     pub(crate) fn io(&self) -> &IoSource<S> {
         &self.io

@@ -1,22 +1,24 @@
 //! `--only pipelined`: spinpark against the runtimes a user would pick instead of it (tokio,
-//! and the io_uring runtimes monoio, glommio and compio), on the pipelined load.
+//! tokio with replies batched by hand, and the io_uring runtimes monoio, glommio and compio),
+//! on the pipelined load.
 //!
 //! ```text
 //! cargo bench --bench rpc -- --only pipelined [--rounds 5] [--peers PATH] [--quick] [--spin D]
 //! ```
 //!
 //! What: requests per second, server CPU per request (user + sys, from the server's `STATS`)
-//! and system calls per request of five echo servers with one worker each, under the async
+//! and system calls per request of six echo servers with one worker each, under the async
 //! load of the other tables (4 connections with 16 requests of 100 bytes in flight each), and
 //! spinpark's requests per second over each other runtime's, per round.
 //!
 //! How: the remote layout (servers on the server CPUs, this load generator on the client
 //! CPUs, as `pin.rs` places them). spinpark (`--spin adaptive` unless `--spin` says otherwise)
-//! and tokio are this binary's own servers (`server.rs`); monoio, glommio and compio are the
+//! and tokio (as written plainly, and with replies batched by hand: `tokio-batched`) are this
+//! binary's own servers (`server.rs`); monoio, glommio and compio are the
 //! peers binary (`peers.rs`, built on demand). In every round each server in turn, in an order
 //! that rotates from round to round (`rotation.rs`), is started, checked with one echo,
 //! measured for the async run's length and stopped, so none shares its CPU with another and
-//! every round starts all five afresh. System calls are `perf stat -e raw_syscalls:sys_enter
+//! every round starts all of them afresh. System calls are `perf stat -e raw_syscalls:sys_enter
 //! -p PID`, switched on and off around the load (`syscalls.rs`); without a working perf that
 //! column says n/a and the rest goes on. A peer that cannot be built or started (no io_uring),
 //! or that fails during a run, is skipped with the reason; the others still run.
@@ -76,6 +78,7 @@ impl Plan {
         let mut v = vec![
             Contender::Own(Spec::new("spinpark", 1).spin(Some(self.spin))),
             Contender::Own(Spec::new("tokio", 1)),
+            Contender::Own(Spec::new("tokio-batched", 1)),
         ];
         v.extend(peers::RUNTIMES.map(Contender::Peer));
         v

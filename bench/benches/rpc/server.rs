@@ -83,7 +83,7 @@ impl Spec {
     }
 
     pub fn spin(mut self, spin: Option<Spin>) -> Spec {
-        if !matches!(self.runtime, "tokio" | "floor") {
+        if !matches!(self.runtime, "tokio" | "tokio-batched" | "floor") {
             self.spin = spin;
         }
         self
@@ -310,6 +310,7 @@ pub fn serve(spec: &Spec) {
     match spec.runtime {
         "spinpark" => serve_spinpark(spec.workers, spec.spin, spec.deadline),
         "tokio" => serve_tokio(spec.workers, spec.deadline),
+        "tokio-batched" => serve_tokio_batched(spec.workers),
         "kv" => serve_kv(spec.workers, spec.spin),
         "floor" => serve_floor(),
         #[cfg(feature = "tokio-compat")]
@@ -427,6 +428,67 @@ fn serve_tokio(workers: usize, with_deadline: bool) {
         }
     });
     control_loop();
+}
+
+/// tokio with replies batched by hand, as careful tokio users write pipelined servers: the
+/// same echo, but each reply is appended to a buffer that is written once the reader's buffer
+/// holds no further request (one `write` per batch the client sent).
+fn serve_tokio_batched(workers: usize) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .expect("bind");
+    println!("PORT {}", listener.local_addr().unwrap().port());
+    io::stdout().flush().ok();
+    rt.spawn(async move {
+        loop {
+            let (stream, _) = match listener.accept().await {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("tokio-batched server: accept: {e}");
+                    continue;
+                }
+            };
+            stream.set_nodelay(true).ok();
+            tokio::spawn(async move {
+                if let Err(e) = serve_tokio_batched_conn(stream, DEFAULT_MAX_FRAME).await {
+                    eprintln!("tokio-batched server: closing a connection: {e}");
+                }
+            });
+        }
+    });
+    control_loop();
+}
+
+async fn serve_tokio_batched_conn(stream: tokio::net::TcpStream, max: usize) -> io::Result<u64> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+    let mut stream = BufReader::with_capacity(16 * 1024, stream);
+    let mut frames = FrameReader::new(max);
+    let mut out = Vec::with_capacity(16 * 1024);
+    let mut served = 0;
+    loop {
+        let n = stream.read(frames.spare()).await?;
+        if n == 0 {
+            return match frames.is_empty() {
+                true => Ok(served),
+                false => Err(frames.eof_error()),
+            };
+        }
+        if frames.filled(n)? {
+            out.extend_from_slice(frames.frame());
+            frames.consume();
+            served += 1;
+        }
+        // No further request is buffered: the batch is done, its replies go in one write.
+        if stream.buffer().is_empty() && !out.is_empty() {
+            stream.get_mut().write_all(&out).await?;
+            out.clear();
+        }
+    }
 }
 
 /// The same handler as `serve_futures_io`, written against tokio's I/O traits.
