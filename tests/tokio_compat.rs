@@ -227,3 +227,55 @@ fn dropping_the_runtime_inside_a_tokio_runtime_does_not_panic() {
         assert!(tokio_handle.spawn(async {}).await.is_err());
     });
 }
+
+#[test]
+fn tokio_block_in_place_after_gathered_writes_gets_its_answer() {
+    // A handler writes a request in two writes (the second is gathered for the poll's end),
+    // then waits for the answer inside tokio's own `block_in_place`, which spinpark cannot see:
+    // the runtime's watchdog sends the gathered bytes, so the peer answers and nothing hangs.
+    let rt = compat_runtime();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let peer = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut s, _) = listener.accept().unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut req = [0u8; 7];
+        s.read_exact(&mut req).unwrap();
+        assert_eq!(&req, b"request");
+        s.write_all(b"answer").unwrap();
+    });
+    let answer = rt
+        .block_on(rt.spawn(async move {
+            let mut s = spinpark::net::TcpStream::connect(addr).await.unwrap();
+            AsyncWriteExt::write_all(&mut s, b"req").await.unwrap();
+            AsyncWriteExt::write_all(&mut s, b"uest").await.unwrap();
+            // A blocking wait on the socket by other means than the stream (which stays
+            // alive, its gathered bytes unsent): poll(2) on its fd, then a read.
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&s);
+            let got = tokio::task::block_in_place(move || {
+                let mut pfd = libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one pollfd on our stack; the fd stays open (`s` lives on).
+                let ready = unsafe { libc::poll(&mut pfd, 1, 30_000) };
+                let mut got = [0u8; 6];
+                // SAFETY: reads at most 6 bytes into the array on our stack.
+                let n = unsafe { libc::recv(fd, got.as_mut_ptr().cast(), 6, libc::MSG_WAITALL) };
+                (ready, n, got)
+            });
+            drop(s);
+            got
+        }))
+        .unwrap();
+    peer.join().unwrap();
+    let (ready, n, got) = answer;
+    assert_eq!(
+        (ready, n),
+        (1, 6),
+        "no answer within 30 s: the request was held"
+    );
+    assert_eq!(&got, b"answer");
+}

@@ -44,7 +44,9 @@
 //!
 //! So what a task writes in one poll after its first write may wait for that poll's end: a
 //! task that writes twice and then blocks its thread, or computes for long, without `flush`,
-//! holds the second write that long.
+//! holds the second write that long, unless the runtime's watchdog runs the stuck poll's
+//! deferred sends first (`poll_end::run_stuck`, when every awake worker has been stuck in a
+//! poll for milliseconds while another is parked).
 //!
 //! An error of the send at the poll's end (the peer reset the connection meanwhile, as it
 //! could have right after a direct write) is returned by the next write, flush or close.

@@ -251,6 +251,7 @@ fn main() {
         let runtime = match rt.as_str() {
             "spinpark" => "spinpark",
             "tokio" => "tokio",
+            "tokio-batched" => "tokio-batched",
             "kv" => "kv",
             "floor" => "floor",
             #[cfg(feature = "tokio-compat")]

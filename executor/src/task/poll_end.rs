@@ -43,16 +43,25 @@
 //! wakers of its own) sees no scope, so its writes go out at once: it may be about to block
 //! the thread until the peer answers, and the poll would never end. For the same reason
 //! `block_in_place` runs the scope's items before its closure ([`run_now`]).
+//!
+//! A poll can still last long after its deferrals: the task computes, or blocks its thread in
+//! a way the runtime cannot see (a `std` lock or channel, tokio's own `block_in_place` under
+//! `tokio-compat`). So the items may also run *early*, from another thread: the runtime's
+//! watchdog, whose alarm rings only when every awake worker has been stuck in a poll for
+//! milliseconds, calls [`run_stuck`], which runs every thread's pending items (they stay
+//! deferred, and run again when their scope ends). Each thread's list is therefore behind a
+//! mutex, uncontended except during such a ring.
 
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::Waker;
 
 /// Work to run when a task's poll ends. Implementations must not panic: they run from the
 /// scope's guard, also while a panicking poll unwinds.
 pub trait PollEnd: Send + Sync {
-    /// Runs the deferred work (once per [`ScopeId::defer`]).
+    /// Runs the deferred work: once per [`ScopeId::defer`] when the scope ends, and possibly
+    /// before that too, from another thread, while the poll lasts long ([`run_stuck`]).
     fn poll_end(self: Arc<Self>);
 }
 
@@ -79,7 +88,8 @@ impl ScopeId {
         let _ = STATE.try_with(|s| {
             let mut s = s.borrow_mut();
             if s.id == self.0 && s.id != 0 {
-                s.items.extend(item.take());
+                s.items.lock().extend(item.take());
+                s.deferred += 1;
             }
         });
         if let Some(item) = item {
@@ -135,18 +145,67 @@ struct State {
     waker: Parts,
     /// Where its items begin in `items` (the outer scopes' come before).
     start: usize,
-    items: Vec<Arc<dyn PollEnd>>,
+    /// How many items `items` holds: only this thread adds or removes them, so it can tell
+    /// "nothing to run" without the lock.
+    deferred: usize,
+    items: Arc<Items>,
 }
 
-thread_local! {
-    static STATE: RefCell<State> = const {
-        RefCell::new(State {
+/// A thread's deferred items, which [`run_stuck`] reads from other threads.
+#[derive(Default)]
+struct Items(Mutex<Vec<Arc<dyn PollEnd>>>);
+
+impl Items {
+    fn lock(&self) -> MutexGuard<'_, Vec<Arc<dyn PollEnd>>> {
+        // Items never panic while it is held (the guard is dropped before one runs).
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Every thread's items that may still hold some: registered when a thread first uses a
+/// scope, pruned by [`run_stuck`] once the thread is gone.
+static THREADS: Mutex<Vec<Weak<Items>>> = Mutex::new(Vec::new());
+
+impl State {
+    fn new() -> State {
+        let items = Arc::new(Items::default());
+        THREADS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Arc::downgrade(&items));
+        State {
             id: 0,
             waker: std::ptr::null(),
             start: 0,
-            items: Vec::new(),
-        })
-    };
+            deferred: 0,
+            items,
+        }
+    }
+}
+
+/// Runs, now, every item deferred to a scope that has not ended yet, on any thread; they stay
+/// deferred and run again when their scopes end. For the runtime's watchdog, once every awake
+/// worker has been stuck in a poll for milliseconds: a task that wrote and then blocked its
+/// thread (or computes for long) has its writes sent without waiting for its poll to end.
+pub fn run_stuck() {
+    let mut pending = Vec::new();
+    THREADS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|t| match t.upgrade() {
+            Some(items) => {
+                pending.extend(items.lock().iter().cloned());
+                true
+            }
+            None => false,
+        });
+    for item in pending {
+        item.poll_end();
+    }
+}
+
+thread_local! {
+    static STATE: RefCell<State> = RefCell::new(State::new());
     /// The next id this thread hands out, and the end of its block of ids.
     static IDS: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
 }
@@ -175,8 +234,9 @@ fn run_from(start: usize) {
     loop {
         let item = STATE.try_with(|s| {
             let mut s = s.borrow_mut();
-            if s.items.len() > start {
-                s.items.pop()
+            if s.deferred > start {
+                s.deferred -= 1;
+                s.items.lock().pop()
             } else {
                 None
             }
@@ -205,7 +265,7 @@ impl<'a> Scope<'a> {
         let outer = STATE
             .try_with(|s| {
                 let mut s = s.borrow_mut();
-                let start = s.items.len();
+                let start = s.deferred;
                 (
                     std::mem::replace(&mut s.id, id),
                     std::mem::replace(&mut s.waker, waker as *const Waker),
