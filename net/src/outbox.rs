@@ -29,10 +29,12 @@
 //! loses none of them, and the connection closes as the kernel closes it (every byte, then
 //! end of stream). What gathering changes is only *when the kernel is handed* the bytes:
 //!
-//! * The first write a task's poll makes on a socket goes to the kernel at once, as do writes
-//!   from outside a task's poll (a `block_on` future, a future some other executor polls) and
-//!   writes of [`SMALL`] bytes or more. So a reply written in one write leaves when it is
-//!   written, whatever the task does next in the same poll.
+//! * The first write a task's poll makes on a socket goes to the kernel at once, unless the
+//!   socket's previous poll wrote more than once (a pipelining peer, whose batches would
+//!   otherwise be split in two), as do writes from outside a task's poll (a `block_on` future,
+//!   a future some other executor polls) and writes of [`SMALL`] bytes or more. So on a
+//!   request-response connection a reply written in one write leaves when it is written,
+//!   whatever the task does next in the same poll.
 //! * A later small write in the same poll is gathered if the kernel's send buffer is known to
 //!   hold it and everything gathered before it (below), and at most [`BOUND`] bytes are
 //!   gathered. Otherwise it goes to the kernel at once, after what was gathered.
@@ -127,8 +129,9 @@ struct State {
     sent: usize,
     /// The poll scope this outbox is deferred to, if any.
     scope: Option<ScopeId>,
-    /// The last poll scope that wrote on the socket: the first write of a scope goes direct.
+    /// The last poll scope that wrote on the socket, and how many small writes it made.
     wrote: Option<ScopeId>,
+    writes: usize,
     /// A lower bound of the kernel memory the socket may still queue without refusing a
     /// send: what [`sys::send_room`] said, less the [`charge`] of every send since.
     room: usize,
@@ -248,9 +251,16 @@ impl Outbox {
         }
         if st.wrote != Some(scope) {
             // The poll's first write leaves at once, so a reply written in one write is not
-            // held by whatever the task does next.
+            // held by whatever the task does next; unless the socket's last poll wrote several
+            // times (pipelined replies), where sending the first alone would split every batch
+            // in two segments, and the peer's next batch with them.
             st.wrote = Some(scope);
-            return Ok(Gather::Direct);
+            let pipelined = std::mem::replace(&mut st.writes, 1) > 1;
+            if !pipelined {
+                return Ok(Gather::Direct);
+            }
+        } else {
+            st.writes += 1;
         }
         let total = st.unsent().len() + len;
         if total > BOUND

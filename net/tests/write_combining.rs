@@ -90,6 +90,40 @@ fn small_writes_wait_for_the_poll_to_end_then_arrive_in_order() {
 }
 
 #[test]
+fn on_a_pipelining_connection_the_first_reply_is_gathered_too() {
+    let rt = rt();
+    let (ours, mut peer) = pair();
+    let (second_poll, after, third_poll) = rt
+        .block_on(rt.spawn(async move {
+            let mut s = UnixStream::from_std(ours).unwrap();
+            // A poll that writes three replies: the socket is pipelining.
+            for r in [b"a", b"b", b"c"] {
+                s.write_all(r).await.unwrap();
+            }
+            end_poll().await;
+            drop(arrived(&mut peer));
+            // The next poll's first reply waits for its batch, so the batch stays whole.
+            s.write_all(b"d").await.unwrap();
+            let second_poll = arrived(&mut peer);
+            s.write_all(b"e").await.unwrap();
+            end_poll().await;
+            let after = arrived(&mut peer);
+            // That poll wrote twice, so this one's first write is gathered as well; a poll
+            // that writes once makes the next poll's first write go at once again.
+            s.write_all(b"f").await.unwrap();
+            end_poll().await;
+            drop(arrived(&mut peer));
+            s.write_all(b"g").await.unwrap();
+            let third_poll = arrived(&mut peer);
+            (second_poll, after, third_poll)
+        }))
+        .unwrap();
+    assert!(second_poll.is_empty(), "{second_poll:?}");
+    assert_eq!(after, b"de");
+    assert_eq!(third_poll, b"g");
+}
+
+#[test]
 fn a_large_write_goes_after_what_was_gathered_before_it() {
     let rt = rt();
     let (ours, mut peer) = pair();
@@ -205,9 +239,9 @@ fn a_deferred_error_is_returned_by_the_next_operation() {
         .block_on(rt.spawn(async move {
             let mut s = UnixStream::from_std(ours).unwrap();
             s.write_all(b"direct").await.unwrap();
-            drop(peer); // writes now fail with EPIPE
-                        // Gathered: the failure is not known yet.
+            // Gathered: the peer is still there.
             let first = s.write_all(b"lost").await;
+            drop(peer); // the send at the poll's end fails with EPIPE
             end_poll().await;
             let second = s.write_all(b"x").await;
             (first, second)

@@ -50,12 +50,12 @@ fn run(shared: &Shared) {
     while shared.idle.wait_alarm() {
         let now = shared.policy.now();
         let mut acted = false;
-        if shared.idle.watch_wanted() {
-            // Every awake worker is stuck in a poll: what their tasks deferred to the polls'
-            // ends (writes gathered after the poll's first) goes now, so a task that wrote and
-            // then blocked its thread waiting for the peer's answer gets it.
-            crate::task::poll_end::run_stuck();
-        }
+        // Every awake worker may be stuck in a poll: what their tasks deferred to the polls'
+        // ends (gathered writes) goes now, so a task that wrote and then blocked its thread
+        // waiting for the peer's answer gets it. Also on a ring the workers left armed: the
+        // stuck worker may be the one that woke the others (cheap: a lock per thread, and an
+        // item with nothing to do returns at once).
+        crate::task::poll_end::run_stuck();
         // No reactor, nothing to drive: the alarm is then only about stuck work.
         // A ring while the watch is not wanted (every worker parked, or none) is one the
         // workers left armed rather than pay a syscall to disarm (`idle/watch.rs`).
