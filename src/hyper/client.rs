@@ -214,3 +214,24 @@ pub fn client_builder() -> hyper_util::client::legacy::Builder {
     builder.timer(Timer::new()).pool_timer(Timer::new());
     builder
 }
+
+#[cfg(test)]
+mod tests {
+    use super::host_port;
+
+    #[test]
+    fn host_and_port_of_a_uri() {
+        let hp = |s: &str| host_port(&s.parse().unwrap());
+        assert_eq!(
+            hp("http://127.0.0.1:8080/x").unwrap(),
+            ("127.0.0.1".into(), 8080)
+        );
+        assert_eq!(hp("http://localhost/").unwrap(), ("localhost".into(), 80));
+        assert_eq!(hp("http://[::1]:9000/").unwrap(), ("::1".into(), 9000));
+        assert_eq!(hp("127.0.0.1:7000").unwrap(), ("127.0.0.1".into(), 7000));
+        let e = hp("https://127.0.0.1/").unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(e.to_string().contains("https"), "{e}");
+        assert!(hp("/only/a/path").is_err());
+    }
+}
