@@ -1,8 +1,10 @@
-//! Runs `examples/http_gateway` as a process against downstreams made here: a live one (the
-//! gateway relays its answer), one that is down (`502` naming the refused connect), and one
-//! that never answers (`504` once the gateway's deadline passes; the gateway keeps serving).
-//! `cargo test --features hyper-client` builds the example first; when it is missing (a
-//! single `--test` run without `--example http_gateway`), the test says so and skips.
+//! Runs the downstream examples as processes against services made here.
+//! `examples/http_gateway`: a live downstream (the gateway relays its answer), one that is down
+//! (`502` naming the refused connect), and one that never answers (`504` once the gateway's
+//! deadline passes; the gateway keeps serving). `examples/redis_read_through`: a miss, then a
+//! hit, from a Redis-protocol cache (the kv example), then answers from the source once the
+//! cache is gone. `cargo test --features hyper-client,tokio-io` builds the examples first; when
+//! one is missing (a single `--test` run without `--example NAME`), its test says so and skips.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -135,4 +137,80 @@ fn http_gateway_relays_and_reports_a_down_or_silent_downstream() {
         assert!(r.contains("no answer within 300ms"), "{r}");
     }
     drop(silent);
+}
+
+/// The kv example server (a Redis-protocol server) on its own spinpark runtime; dropping the
+/// runtime takes it away.
+fn kv_server() -> (spinpark::Runtime, SocketAddr) {
+    use examples_common::kv;
+    let rt = spinpark::Builder::new().worker_threads(1).build().unwrap();
+    let addr = rt.block_on(async {
+        let listener = spinpark::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        spinpark::spawn(kv::serve(listener, kv::Store::new()));
+        addr
+    });
+    (rt, addr)
+}
+
+/// `redis_read_through` against `cache`; killed on drop.
+fn read_through(cache: SocketAddr) -> Option<Gateway> {
+    let Some(path) = example("redis_read_through") else {
+        println!(
+            "skipped: the redis_read_through example is not built \
+             (cargo test --features hyper-client,tokio-io)"
+        );
+        return None;
+    };
+    let mut child = Command::new(path)
+        .args(["--addr", "127.0.0.1:0", "--workers", "2"])
+        .args(["--redis", &cache.to_string(), "--redis-timeout", "2s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    // "cache: redis at ..." first, then "listening on ADDR".
+    let mut line = String::new();
+    while !line.starts_with("listening on") {
+        line.clear();
+        assert!(out.read_line(&mut line).unwrap() > 0, "it ended early");
+    }
+    let addr = line.trim().rsplit(' ').next().unwrap().parse().unwrap();
+    Some(Gateway { child, addr })
+}
+
+fn x_cache(response: &str) -> &str {
+    response
+        .lines()
+        .find_map(|l| l.strip_prefix("x-cache: "))
+        .unwrap_or_else(|| panic!("no x-cache header in {response}"))
+}
+
+#[test]
+fn redis_read_through_misses_hits_and_bypasses_a_down_cache() {
+    // A Redis-protocol cache: the kv example here (redis-server behaves the same for GET/SET EX).
+    let (cache, addr) = kv_server();
+    let Some(app) = read_through(addr) else {
+        return;
+    };
+    let first = get(app.addr, "/item/42");
+    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    assert_eq!(x_cache(&first), "miss");
+    let second = get(app.addr, "/item/42");
+    assert_eq!(x_cache(&second), "hit");
+    let body = |r: &str| r.split("\r\n\r\n").nth(1).unwrap().to_string();
+    assert_eq!(body(&first), body(&second));
+    assert!(get(app.addr, "/nothing").starts_with("HTTP/1.1 404"));
+
+    // The cache goes away: answers still come, from the source.
+    drop(cache);
+    for _ in 0..2 {
+        let r = get(app.addr, "/item/42");
+        assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+        assert_eq!(x_cache(&r), "bypass");
+        assert_eq!(body(&r), body(&first));
+    }
 }
