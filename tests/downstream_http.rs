@@ -1,10 +1,10 @@
 //! hyper-util's pooled client on spinpark's own sockets (`spinpark::hyper::{Connector,
 //! client_builder}`), against hyper servers run in the test on spinpark: calls succeed with no
 //! tokio runtime anywhere (checked inside the client task and inside the server's handler),
-//! many concurrent calls share one pooled client (one connection over HTTP/2, reused idle
-//! connections over HTTP/1), and a downstream that is down, slow or resetting gives the caller
-//! a clear error, with nothing hanging (every wait is bounded) and the abandoned connection
-//! closed.
+//! many concurrent calls share one pooled client (a few connections over HTTP/2, reused idle
+//! connections over HTTP/1), and a downstream that is down, slow, resetting or never completes
+//! the connect gives the caller a clear error, with nothing hanging (every wait is bounded)
+//! and the abandoned connection closed.
 
 use std::convert::Infallible;
 use std::error::Error as StdError;
@@ -260,5 +260,49 @@ fn a_reset_mid_response_is_an_error() {
         println!("reset mid-response: {err}");
         // A second call fails the same way: the broken connection was not pooled.
         assert!(get(&client, uri(addr, "/")).await.is_err());
+    });
+}
+
+#[test]
+fn a_connect_nobody_completes_times_out() {
+    run(async {
+        // A listener that never accepts, its queue filled: the kernel drops further SYNs, so
+        // the next connect neither completes nor fails until the connector's deadline.
+        let socket = spinpark::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let listener = socket.listen(1).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut held = Vec::new();
+        let mut full = false;
+        for _ in 0..16 {
+            let attempt = timeout(
+                Duration::from_millis(200),
+                spinpark::net::TcpStream::connect(addr),
+            )
+            .await;
+            match attempt {
+                Ok(Ok(stream)) => held.push(stream),
+                Ok(Err(e)) => panic!("connect: {e}"),
+                Err(_) => {
+                    full = true;
+                    break;
+                }
+            }
+        }
+        if !full {
+            println!("skipped: this kernel completed 16 connects to a listener with backlog 1");
+            return;
+        }
+        let connector = Connector::new().connect_timeout(Duration::from_millis(200));
+        let e = connector.connect(uri(addr, "/")).await.unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+        assert!(e.to_string().contains(&addr.to_string()), "{e}");
+
+        // Through the pooled client: a connect error, not a hang.
+        let client: HttpClient = client_builder().build(connector);
+        let err = get(&client, uri(addr, "/")).await.unwrap_err();
+        let io = io_error(&*err).expect("an io::Error in the chain");
+        assert_eq!(io.kind(), io::ErrorKind::TimedOut, "{io}");
+        drop((listener, held));
     });
 }
