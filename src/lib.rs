@@ -57,6 +57,9 @@
 //!   spinning workers. See "Using tokio-bound crates" in `docs/tokio.md`.
 //! * `hyper` (off by default): [`hyper`] serves hyper 1.x (and so axum and tonic)
 //!   on spinpark.
+//! * `hyper-client` (off by default; implies `hyper`): `hyper::Connector` and
+//!   `hyper::client_builder`, so hyper-util's pooled client and tonic's channels call
+//!   downstream services over spinpark's own sockets, executor and timer (no tokio runtime).
 //! * `tokio-io` (off by default): tokio's `AsyncRead`/`AsyncWrite` on the TCP and Unix streams
 //!   and on [`io::Stdin`], [`io::Stdout`] and [`io::Stderr`], and tokio's
 //!   `AsyncRead`/`AsyncWrite`/`AsyncSeek` on [`fs::File`].

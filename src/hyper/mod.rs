@@ -37,14 +37,24 @@
 //!   so install it with `.timer(Timer::new())` on every builder. Since hyper 1.4, HTTP/1's
 //!   `header_read_timeout` defaults to 30 s and is active whenever a timer is installed.
 //!
+//! * With the `hyper-client` feature, [`Connector`] connects hyper-util's pooled client
+//!   (built by [`client_builder`]) and tonic's channels (`Endpoint::connect_with_connector`)
+//!   over spinpark's own sockets, so a handler's downstream calls stay on the spinning
+//!   workers: see the `client` module's docs and `docs/tokio.md`.
+//!
 //! Do not use hyper-util's `TokioExecutor` or `TokioTimer`, or its `TokioIo` around a
 //! `tokio::net` socket, here: they compile, but need a tokio runtime and panic at run time
 //! ("there is no reactor running") on spinpark. (`TokioIo` around a spinpark socket does work,
 //! with the `tokio-io` feature, and does not zero-fill either.)
 
+#[cfg(feature = "hyper-client")]
+mod client;
 mod executor;
 mod io;
 mod timer;
+
+#[cfg(feature = "hyper-client")]
+pub use client::{client_builder, Connecting, Connector, DEFAULT_CONNECT_TIMEOUT};
 
 pub use executor::Executor;
 pub use io::{Io, Stream, ZeroFill};

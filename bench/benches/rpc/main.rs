@@ -16,6 +16,7 @@
 //! cargo bench --bench rpc -- --only kv         # kv_server vs redis-server under redis-benchmark
 //! cargo bench --bench rpc -- --only http       # examples/http_server vs hyper+tokio, with wrk
 //! cargo bench --bench rpc --features tokio-compat -- --only compat   # see rpc/compat.rs
+//! cargo bench --bench rpc -- --only downstream  # a downstream HTTP call per request, see rpc/downstream.rs
 //! cargo bench --bench rpc -- --help            # every flag
 //! ```
 //!
@@ -48,6 +49,7 @@ mod clock;
 #[cfg(feature = "tokio-compat")]
 mod compat;
 mod deadline;
+mod downstream;
 mod floor;
 mod floorbench;
 mod http;
@@ -121,8 +123,8 @@ struct Cli {
     layout: Option<Layouts>,
     /// Run only the modes whose name contains one of these, comma-separated; poisson,
     /// sweep, floor, neighbour (gaps beside a CPU-bound process on the server CPUs), deadline,
-    /// pipelined (async 4x16 against tokio, monoio, glommio and compio), kv, http and compat
-    /// run only when named
+    /// pipelined (async 4x16 against tokio, monoio, glommio and compio), kv, http, compat and
+    /// downstream (a downstream HTTP call per request) run only when named
     #[arg(long, value_name = "MODES", value_delimiter = ',')]
     only: Vec<String>,
     /// The sweep's spin windows, comma-separated
@@ -254,6 +256,10 @@ fn main() {
             "tokio-batched" => "tokio-batched",
             "kv" => "kv",
             "floor" => "floor",
+            other if downstream::SERVERS.contains(&other) => downstream::SERVERS
+                .into_iter()
+                .find(|s| *s == other)
+                .expect("just checked"),
             #[cfg(feature = "tokio-compat")]
             other if compat::SERVERS.contains(&other) => compat::SERVERS
                 .into_iter()
@@ -265,6 +271,14 @@ fn main() {
             .spin(opts.spin)
             .deadline(opts.deadline);
         return server::serve(&spec);
+    }
+    if downstream::requested(&opts.only) {
+        let md = downstream::run(&opts);
+        print!("\n{md}");
+        let path = out_dir().join("downstream.md");
+        std::fs::write(&path, &md).unwrap();
+        println!("\nwrote {}", path.display());
+        return;
     }
     if opts.only.iter().any(|o| o.starts_with("compat")) {
         // The tokio-compat rows (`rpc/compat.rs`) need the feature.

@@ -313,6 +313,8 @@ pub fn serve(spec: &Spec) {
         "tokio-batched" => serve_tokio_batched(spec.workers),
         "kv" => serve_kv(spec.workers, spec.spin),
         "floor" => serve_floor(),
+        // Before the compat arm: "downstream:compat" also contains "compat".
+        d if d.starts_with("downstream:") => crate::downstream::serve(d, spec.spin),
         #[cfg(feature = "tokio-compat")]
         compat if compat.contains("compat") => crate::compat::serve(compat, spec.spin),
         other => panic!("unknown runtime {other}"),
