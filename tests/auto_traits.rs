@@ -33,6 +33,12 @@ trait AmbiguousIfSync<A> {
 impl<T: ?Sized> AmbiguousIfSync<()> for T {}
 impl<T: ?Sized + Sync> AmbiguousIfSync<Invalid> for T {}
 
+trait AmbiguousIfUnpin<A> {
+    fn some_item(&self) {}
+}
+impl<T: ?Sized> AmbiguousIfUnpin<()> for T {}
+impl<T: ?Sized + Unpin> AmbiguousIfUnpin<Invalid> for T {}
+
 /// `Send` and `Sync`.
 struct Yy;
 /// `Send`, not `Sync`.
@@ -188,4 +194,34 @@ fn time_errors() {
     let e: spinpark::time::error::Elapsed = todo!();
     require_send(&e);
     require_sync(&e);
+}
+
+// Futures that are `!Unpin` on tokio (an `async fn`'s there) are `!Unpin` here too, whatever
+// they wrap: code that relied on spinpark's `Unpin` would break on tokio.
+fn not_unpin_as_on_tokio() {
+    let l: &spinpark::net::TcpListener = todo!();
+    AmbiguousIfUnpin::some_item(&l.accept());
+    let l: &spinpark::net::UnixListener = todo!();
+    AmbiguousIfUnpin::some_item(&l.accept());
+    let i: &mut spinpark::time::Interval = todo!();
+    AmbiguousIfUnpin::some_item(&i.tick());
+    spinpark::task_local! { static KEY: u32; }
+    let f = KEY.scope(1, std::future::ready(()));
+    AmbiguousIfUnpin::some_item(&f);
+    let set: &spinpark::task::LocalSet = todo!();
+    AmbiguousIfUnpin::some_item(&set.run_until(std::future::ready(())));
+}
+
+// `JoinHandle<T>` is `Send` and `Sync` only for `T: Send`, and `LocalOptions` neither, as
+// tokio's.
+fn join_handle_and_local_options() {
+    let h: spinpark::task::JoinHandle<Nn> = todo!();
+    AmbiguousIfSend::some_item(&h);
+    AmbiguousIfSync::some_item(&h);
+    let h: spinpark::task::JoinHandle<Yn> = todo!();
+    require_send(&h);
+    require_sync(&h);
+    let o: spinpark::runtime::LocalOptions = todo!();
+    AmbiguousIfSend::some_item(&o);
+    AmbiguousIfSync::some_item(&o);
 }

@@ -22,7 +22,7 @@ use crate::prune::Removed;
 use crate::report::{FileResult, Instance, Status};
 use crate::runner::{Run, Verdict};
 use crate::select::Set;
-use crate::source::Kind;
+use crate::source::{Kind, Seg};
 
 /// What the run found for one file.
 #[derive(Debug)]
@@ -63,10 +63,13 @@ impl<'a> Assembler<'a> {
         self.files.insert(file.to_string());
         let (tests, ignored) = &found.listed;
         let all: &[String] = found.reference.map_or(tests, |r| r);
-        let extra = tests.iter().filter(|t| !all.contains(t));
-        let instances = all
+        let extra: Vec<String> = tests.iter().filter(|t| !all.contains(t)).cloned().collect();
+        let mut names: Vec<String> = all.iter().cloned().chain(extra).collect();
+        // A cut test counts even where tokio's list lacks it (a list made before the file
+        // was generated as it is now, or none at all): never dropped from the counts.
+        names.extend(unlisted_cuts(&names, &found.state.pruned.removed));
+        let instances = names
             .iter()
-            .chain(extra)
             .map(|name| Instance {
                 name: name.clone(),
                 status: self.status(file, name, ignored, found),
@@ -140,6 +143,37 @@ fn cut_status(name: &str, state: &TargetState) -> Status {
     } else {
         Status::NotCompiled { items }
     }
+}
+
+/// The tests that cuts took away and that no name in `names` stands for (by its last path
+/// segment), each named with the module path the source shows (`Any` segments left out).
+fn unlisted_cuts(names: &[String], removed: &[Removed]) -> Vec<String> {
+    let listed: BTreeSet<&str> = names
+        .iter()
+        .map(|n| n.rsplit("::").next().unwrap_or(n))
+        .collect();
+    let mut out = Vec::new();
+    for r in removed {
+        for test in &r.test_names {
+            if listed.contains(test.as_str()) {
+                continue;
+            }
+            let mut path: Vec<&str> = r
+                .container
+                .iter()
+                .filter_map(|seg| match seg {
+                    Seg::Name(n) => Some(n.as_str()),
+                    Seg::Any => None,
+                })
+                .collect();
+            path.push(test);
+            let name = path.join("::");
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
 }
 
 /// A cut that is not a test, for the report: "fn `rt` (needs `Builder::new_local`)".
@@ -262,6 +296,41 @@ mod tests {
         assert_eq!(row.instances.len(), 8);
         assert_eq!(row.cuts, ["fn `rt` (needs `Builder::new_local`)"]);
         assert_eq!(assembler.stale(), ["`f::gone`"]);
+    }
+
+    #[test]
+    fn a_cut_test_counts_when_tokio_s_list_lacks_it() {
+        let choices = Choices::parse("").unwrap();
+        let mut state = TargetState::default();
+        let mut in_mod = removed("type_local_options", "LocalOptions: Send");
+        in_mod.container = vec![Seg::Name("local_runtime".into())];
+        state.pruned.removed = vec![removed("fn_tick", "Interval::tick: Unpin"), in_mod];
+        let results: BTreeMap<(String, String), Run> = [(
+            ("f".to_string(), "a".to_string()),
+            Run {
+                verdict: Verdict::Passed,
+                flaky: false,
+            },
+        )]
+        .into();
+        // A stale list (made before the checks were tests), and no list at all.
+        let stale = Vec::new();
+        for reference in [Some(&stale), None] {
+            let found = Found {
+                state: &state,
+                listed: (vec!["a".to_string()], Vec::new()),
+                reference,
+                results: &results,
+            };
+            let row =
+                Assembler::new(&choices, Path::new("/repo")).file("f", Set::AutoTraits, &found);
+            let names: Vec<&str> = row.instances.iter().map(|i| i.name.as_str()).collect();
+            assert_eq!(names, ["a", "fn_tick", "local_runtime::type_local_options"]);
+            assert!(matches!(row.instances[0].status, Status::Passed { .. }));
+            for cut in &row.instances[1..] {
+                assert!(matches!(cut.status, Status::NotCompiled { .. }), "{cut:?}");
+            }
+        }
     }
 
     #[test]

@@ -212,22 +212,25 @@ fn test_crate(
         ));
         let to = layout.test_dir(dir, file);
         fs::create_dir_all(&to)?;
-        let from = inputs.tokio_tests.join(format!("{file}.rs"));
-        let dest = layout.test_file(dir, file);
-        if checks::FILES.contains(&file.as_str()) {
-            // Compile-time checks become one test each (see `checks`).
-            let text = fs::read_to_string(&from)?;
-            let wrapped = checks::wrap(&text)
-                .ok_or_else(|| io::Error::other(format!("{} does not parse", from.display())))?;
-            write(&dest, &wrapped)?;
-        } else {
-            copy(&from, &dest)?;
-        }
+        write(&layout.test_file(dir, file), &test_text(inputs, file)?)?;
         copy_dir(&inputs.tokio_tests.join("support"), &to.join("support"))?;
     }
     write(&dir.join("Cargo.toml"), &manifest)?;
     fs::create_dir_all(dir.join("src"))?;
     write(&dir.join("src/lib.rs"), "")
+}
+
+/// The text a generated crate gets for tokio's test `file`: tokio's own, or, for the
+/// compile-time checks, with each check wrapped in a test (see `checks`).
+pub(crate) fn test_text(inputs: &Inputs<'_>, file: &str) -> io::Result<String> {
+    let from = inputs.tokio_tests.join(format!("{file}.rs"));
+    let text = fs::read_to_string(&from)?;
+    if checks::FILES.contains(&file) {
+        checks::wrap(&text)
+            .ok_or_else(|| io::Error::other(format!("{} does not parse", from.display())))
+    } else {
+        Ok(text)
+    }
 }
 
 /// A path as a TOML string.

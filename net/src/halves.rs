@@ -7,6 +7,7 @@
 //!
 //! let (read, write) = halves::into_split(stream);
 //! let stream = write.reunite(read)?; // Err((read, write)) if they are not a pair
+//! write.forget();                     // or: gone without the shutdown
 //! ```
 //!
 //! How: both halves share the stream in an `Arc`; the write half remembers whether its drop
@@ -42,6 +43,12 @@ pub(crate) fn into_split<T: AsRawFd + ShutWrite>(stream: T) -> (Arc<T>, OwnedWri
 impl<T: AsRawFd + ShutWrite> OwnedWrite<T> {
     pub(crate) fn stream(&self) -> &T {
         &self.stream
+    }
+
+    /// Gives the half up without shutting down the write side (tokio's `forget`): the
+    /// stream closes once the read half goes too.
+    pub(crate) fn forget(mut self) {
+        self.shutdown_on_drop = false;
     }
 
     /// The stream again, if `read` is this half's other half; both back otherwise.

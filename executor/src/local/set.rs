@@ -25,7 +25,7 @@
 use std::cell::RefCell;
 use std::fmt;
 use std::future::Future;
-use std::marker::PhantomData;
+use std::marker::{PhantomData, PhantomPinned};
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -169,7 +169,11 @@ impl LocalSet {
     /// # });
     /// ```
     pub fn run_until<F: Future>(&self, future: F) -> RunUntil<'_, F> {
-        RunUntil { set: self, future }
+        RunUntil {
+            set: self,
+            future,
+            _pinned: PhantomPinned,
+        }
     }
 
     /// Makes this set the current one (for [`spawn_local`](crate::task::spawn_local)) until the
@@ -278,6 +282,10 @@ pin_project_lite::pin_project! {
         set: &'a LocalSet,
         #[pin]
         future: F,
+        // `!Unpin` whatever `F` is, as tokio's: code written against it pins it as it would
+        // tokio's.
+        #[pin]
+        _pinned: PhantomPinned,
     }
 }
 

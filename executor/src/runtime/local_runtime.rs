@@ -19,6 +19,7 @@
 use std::fmt;
 use std::future::Future;
 use std::io;
+use std::marker::PhantomData;
 use std::time::Duration;
 
 use super::{Builder, EnterGuard, Handle, Runtime, RuntimeFlavor};
@@ -35,7 +36,10 @@ use crate::task::JoinHandle;
 /// ```
 #[derive(Debug, Default, Clone)]
 #[non_exhaustive]
-pub struct LocalOptions {}
+pub struct LocalOptions {
+    /// Neither `Send` nor `Sync`, as tokio's: options for a runtime that stays on its thread.
+    _local: PhantomData<*mut ()>,
+}
 
 /// A current-thread runtime on which [`spawn_local`](crate::task::spawn_local) works
 /// everywhere; see the module docs. Built by [`Builder::build_local`] or
@@ -211,7 +215,7 @@ impl Builder {
     /// assert_eq!(rt.block_on(async { 2 }), 2);
     /// ```
     pub fn build_local(mut self, options: LocalOptions) -> io::Result<LocalRuntime> {
-        let LocalOptions {} = options;
+        let LocalOptions { _local } = options;
         if self.flavor() != RuntimeFlavor::CurrentThread {
             // tokio panics there.
             return Err(io::Error::new(

@@ -21,6 +21,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll, Waker};
@@ -49,6 +50,9 @@ pub struct JoinHandle<T> {
     task: Option<async_task::FallibleTask<Outcome<T>>>,
     meta: Arc<TaskMeta>,
     waker: Waker,
+    /// `Send` and `Sync` only for `T: Send`, as tokio's (`Mutex<T>` is both exactly then):
+    /// the handle hands its `T` over, so sharing it among threads may move a `T` across.
+    _output: PhantomData<std::sync::Mutex<T>>,
 }
 
 impl<T> JoinHandle<T> {
@@ -61,6 +65,7 @@ impl<T> JoinHandle<T> {
             task: Some(task.fallible()),
             meta,
             waker,
+            _output: PhantomData,
         }
     }
 
@@ -122,6 +127,10 @@ impl<T> JoinHandle<T> {
         self.task.as_ref().is_none_or(|t| t.is_finished())
     }
 }
+
+// Nothing in a handle is pinned (its output comes out of the task by value), so it is `Unpin`
+// for every `T`, as tokio's, whatever the marker above says.
+impl<T> Unpin for JoinHandle<T> {}
 
 impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;

@@ -26,6 +26,7 @@ use std::cell::RefCell;
 use std::error::Error;
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomPinned;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -102,6 +103,7 @@ impl<T: 'static> LocalKey<T> {
             key: self,
             value: Some(value),
             future: Some(future),
+            _pinned: PhantomPinned,
         }
     }
 
@@ -240,6 +242,9 @@ pub struct TaskLocalFuture<T: 'static, F> {
     value: Option<T>,
     /// `None` once the future has completed (it is dropped then, inside the scope).
     future: Option<F>,
+    /// `!Unpin` whatever `F` is, as tokio's: code written against it pins it as it would
+    /// tokio's.
+    _pinned: PhantomPinned,
 }
 
 impl<T: 'static, F> TaskLocalFuture<T, F> {

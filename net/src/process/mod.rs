@@ -43,18 +43,20 @@
 //! # Dropped children, and zombies
 //!
 //! A child that exits stays a zombie until its parent reaps it. Dropping a [`Child`] that
-//! was not reaped ([`Command::kill_on_drop`] kills it first, if set) hands the child to a
-//! small task on the current runtime that waits for its exit (through the same pidfd, or
-//! `SIGCHLD`) and reaps it, so a dropped child leaves no zombie once it exits. tokio keeps
-//! such children in a queue its signal driver looks at on each `SIGCHLD`; here the runtime
-//! drives the reaping task like any other.
+//! was not reaped ([`Command::kill_on_drop`] kills it first, if set) closes its watch (its
+//! pidfd) and puts its pid on one process-wide orphan list, which one task (started when
+//! the list gets its first orphan) looks at on every `SIGCHLD`, reaping the orphans that have
+//! exited. So dropped children cost no descriptor each however many run on, and none stays
+//! a zombie once it exits. tokio does likewise: its orphan queue is looked at on each
+//! `SIGCHLD`. (So the first dropped child that still runs installs the `SIGCHLD` handler, as
+//! the first `SIGCHLD` listener does.)
 //!
-//! A child dropped where no runtime runs (outside one, or while its runtime shuts down,
-//! whose tasks are dropped) goes to a process-wide queue instead, which the next
-//! [`Command::spawn`] looks at: exited children in it are reaped there, the others handed to
-//! a task on the spawning runtime. Like tokio's, this is best effort: a program that drops
-//! a running child where no runtime runs, and never spawns again, leaves it a zombie once
-//! it exits, until the program ends. Awaiting [`Child::wait`] (or `kill`) reaps for sure.
+//! The task runs on the runtime where the child was dropped. A child dropped where no
+//! runtime runs (outside one, or while its runtime shuts down, whose tasks are dropped) waits
+//! on the list until the next [`Command::spawn`], which starts a task for the list on the
+//! spawning runtime. Like tokio's, this is best effort: a program that drops a running child
+//! where no runtime runs, and never spawns again, leaves it a zombie once it exits, until the
+//! program ends. Awaiting [`Child::wait`] (or `kill`) reaps for sure.
 
 mod child;
 mod command;

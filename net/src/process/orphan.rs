@@ -1,34 +1,72 @@
 //! Children dropped before anyone reaped them: killed first if `kill_on_drop` asked for it,
-//! then reaped as soon as they exit, so none stays a zombie.
+//! then reaped as soon as they exit, so none stays a zombie, and none holds a descriptor
+//! meanwhile.
 //!
-//! [`adopt`] looks once (`waitpid`, `WNOHANG`); a child still running is handed to a small
-//! task on the current runtime, which waits for its exit on the child's own watch (its pidfd,
-//! or `SIGCHLD`) and reaps it: the runtime drives it like any other task, no thread waits.
+//! ```text
+//! adopt(process, kill)  // kill if asked; reaped now, or its pid joins the orphan list
+//! reap_queued()         // at every spawn: a reaper for the list if it has none
+//! ```
 //!
-//! With no runtime to take it (the `Child` was dropped outside one, or while its runtime shut
-//! down, or the task was dropped with its runtime before the child exited), the pid goes to a
-//! process-wide queue. Every [`Command::spawn`](super::Command::spawn) first looks at that
-//! queue: the exited children in it are reaped, and the others are handed to a task on the
-//! spawning runtime. As in tokio, that part is best effort: a child queued while no runtime
-//! runs is reaped once the program spawns again (or exits).
+//! [`adopt`] looks once (`waitpid`, `WNOHANG`); a child still running gives up its watch (its
+//! pidfd is closed) and its pid joins one process-wide list. One task, the reaper, serves the
+//! whole list: it listens for `SIGCHLD` (a listener costs no descriptor of its own, see
+//! `signal.rs`) and on each delivery looks at every listed pid with `waitpid(pid, WNOHANG)`,
+//! dropping the ones it reaped. So a thousand running orphans cost a thousand pids in a
+//! vector and one task, not a thousand pidfds (tokio, too, keeps orphans in a queue that it
+//! looks at on `SIGCHLD`). The reaper ends once the list is empty; the next orphan starts
+//! another. Each pass costs one `waitpid` per orphan, as tokio's does.
+//!
+//! The reaper runs on the runtime current where an orphan was adopted. With no runtime there
+//! (the `Child` was dropped outside one, or while its runtime shut down), or once the
+//! reaper's runtime shuts down and drops it, the list waits: every
+//! [`Command::spawn`](super::Command::spawn) first looks whether the list has orphans and no
+//! reaper, and starts one on the spawning runtime. As in tokio, that part is best effort: an
+//! orphan listed while no runtime runs is reaped once the program spawns again (or exits).
 
-use std::future::poll_fn;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use spinpark_executor::Handle;
 
-use super::exit::{self, Process};
+use super::exit::Process;
+use super::sys;
+use crate::signal::{signal, SignalKind};
 
-/// Orphans that no runtime was there to take: their pids.
-static QUEUE: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
+/// The orphans' pids, and whether a reaper task serves them.
+struct Orphans {
+    pids: Vec<libc::pid_t>,
+    /// A reaper task exists (spawned, not yet ended or dropped).
+    reaper: bool,
+}
 
-/// How many pids [`QUEUE`] holds, so that the common case (none) takes no lock.
-static QUEUED: AtomicUsize = AtomicUsize::new(0);
+static ORPHANS: Mutex<Orphans> = Mutex::new(Orphans {
+    pids: Vec::new(),
+    reaper: false,
+});
 
-fn queue() -> MutexGuard<'static, Vec<libc::pid_t>> {
-    // Only pids are kept under this lock, and no other lock is taken while it is held.
-    QUEUE.lock().unwrap_or_else(|e| e.into_inner())
+/// Whether the list has orphans and no reaper, so that the common case at a spawn (none, or
+/// a reaper at work) takes no lock.
+static UNSERVED: AtomicBool = AtomicBool::new(false);
+
+fn orphans() -> MutexGuard<'static, Orphans> {
+    // Only pids and a flag are kept under this lock, and no other lock is taken while it is
+    // held (`waitpid` takes none of ours).
+    ORPHANS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Orphans {
+    fn update_hint(&self) {
+        // Relaxed: a hint for `reap_queued`, always written under the lock; a spawn that
+        // reads a stale `false` leaves the start of a reaper to the next one.
+        UNSERVED.store(!self.pids.is_empty() && !self.reaper, Ordering::Relaxed);
+    }
+
+    /// Reaps the listed children that have exited; keeps the others. An error (`ECHILD`:
+    /// somebody else reaped the pid) leaves nothing to do for that pid either.
+    fn reap_exited(&mut self) {
+        self.pids
+            .retain(|&pid| matches!(sys::try_reap(pid), Ok(None)));
+    }
 }
 
 /// Takes care of a child whose `Child` went away without reaping it: kills it if `kill`, and
@@ -39,75 +77,95 @@ pub(super) fn adopt(process: Process, kill: bool) {
         // nothing better to do than reaping it.
         let _ = process.kill();
     }
-    if !still_running(&process) {
+    if !matches!(process.try_wait(), Ok(None)) {
+        // Reaped just now, or not ours to reap any more.
+        return;
+    }
+    let pid = process.pid();
+    // Its watch (a pidfd, or a SIGCHLD listener) goes: the reaper's SIGCHLD listener serves
+    // every orphan.
+    drop(process);
+    let mut list = orphans();
+    list.pids.push(pid);
+    start_reaper(list);
+}
+
+/// Starts a reaper for the orphan list on the current runtime, if the list has orphans and
+/// no reaper. Cheap when there is nothing to do (one atomic load).
+pub(super) fn reap_queued() {
+    // Relaxed: see `Orphans::update_hint`.
+    if UNSERVED.load(Ordering::Relaxed) {
+        start_reaper(orphans());
+    }
+}
+
+/// Starts a reaper if `list` needs one and a runtime is there to run it.
+fn start_reaper(mut list: MutexGuard<'static, Orphans>) {
+    if list.reaper || list.pids.is_empty() {
+        list.update_hint();
         return;
     }
     match Handle::try_current() {
         Ok(handle) if !handle.is_shutdown() => {
-            drop(handle.spawn(reap(Orphan(Some(process)))));
+            list.reaper = true;
+            list.update_hint();
+            // Not spawned under the lock: a spawn may run code that drops a `Child`.
+            drop(list);
+            // The token goes into the task's future at once, so that a task dropped before
+            // its first poll (its runtime shut down meanwhile) still says it is gone.
+            drop(handle.spawn(reaper(Reaper { armed: true })));
         }
-        _ => enqueue(process.pid()),
+        _ => list.update_hint(),
     }
 }
 
-/// Reaps `process` if it has exited: whether it is still there to reap. An error (`ECHILD`:
-/// somebody else reaped it) means there is nothing left to do either.
-fn still_running(process: &Process) -> bool {
-    matches!(process.try_wait(), Ok(None))
+/// Held by the reaper task: when the task goes (ended, or dropped with its runtime), the list
+/// has no reaper any more.
+struct Reaper {
+    /// Cleared when the task ends by itself, having said so under the lock already.
+    armed: bool,
 }
 
-fn enqueue(pid: libc::pid_t) {
-    let mut q = queue();
-    q.push(pid);
-    // Relaxed: a hint for `reap_queued`, updated under the lock.
-    QUEUED.store(q.len(), Ordering::Relaxed);
-}
-
-/// Reaps the queued orphans that have exited and hands the others to the current runtime.
-/// Cheap when the queue is empty (one atomic load).
-pub(super) fn reap_queued() {
-    // Relaxed: a pid queued just after this load is seen by the next call.
-    if QUEUED.load(Ordering::Relaxed) == 0 {
-        return;
-    }
-    let pids = {
-        let mut q = queue();
-        QUEUED.store(0, Ordering::Relaxed);
-        std::mem::take(&mut *q)
-    };
-    for pid in pids {
-        // Not killed again: a queued child was killed (if asked) when it was first adopted.
-        adopt(Process::new(pid, exit::pidfd_enabled()), false);
-    }
-}
-
-/// An adopted child, reaped by [`reap`]. If that task is dropped first (its runtime shut
-/// down), the child goes to the queue.
-struct Orphan(Option<Process>);
-
-impl Drop for Orphan {
+impl Drop for Reaper {
     fn drop(&mut self) {
-        if let Some(process) = self.0.take() {
-            if still_running(&process) {
-                enqueue(process.pid());
+        if self.armed {
+            let mut list = orphans();
+            list.reaper = false;
+            list.update_hint();
+        }
+    }
+}
+
+/// The reaper: on each `SIGCHLD`, reaps the listed orphans that have exited; ends once none is
+/// left.
+async fn reaper(mut token: Reaper) {
+    // Listening before the first look: an exit after the look below is delivered to it.
+    let Ok(mut sigchld) = signal(SignalKind::child()) else {
+        // No listener (no descriptor for the first one in the process, say): the orphans wait
+        // for the next spawn, which tries again. Dropping the token says so.
+        return;
+    };
+    loop {
+        {
+            let mut list = orphans();
+            list.reap_exited();
+            if list.pids.is_empty() {
+                list.reaper = false;
+                list.update_hint();
+                token.armed = false;
+                return;
             }
         }
+        if sigchld.recv().await.is_none() {
+            // The runtime is shutting down: the token's drop leaves the list to the next
+            // spawn.
+            return;
+        }
     }
 }
 
-/// The task that waits for an orphan's exit and reaps it, then looks at the queue.
-async fn reap(mut orphan: Orphan) {
-    let process = orphan.0.as_mut().expect("present until reaped");
-    if poll_fn(|cx| process.poll_exit(cx)).await.is_ok() {
-        orphan.0 = None;
-    }
-    // On an error (no runtime to watch from), dropping `orphan` queues the child.
-    drop(orphan);
-    reap_queued();
-}
-
-/// How many orphans wait in the queue (for tests).
+/// The orphans listed now (for tests).
 #[cfg(test)]
 pub(super) fn queued() -> Vec<libc::pid_t> {
-    queue().clone()
+    orphans().pids.clone()
 }

@@ -126,55 +126,91 @@ impl ChildStdin {
     }
 }
 
-macro_rules! reader_ctor {
-    ($type:ident, $std:ty, $field:ident, $cmd:literal) => {
-        impl $type {
-            /// std's handle on the current runtime's reactor (made non-blocking).
-            ///
-            /// # Errors
-            /// Outside a spinpark runtime, or if the reactor refuses the fd.
-            ///
-            /// ```
-            #[doc = concat!("use spinpark::process::", stringify!($type), ";")]
-            /// use std::process::{Command, Stdio};
-            /// # spinpark::Runtime::new().unwrap().block_on(async {
-            #[doc = concat!("let mut child = Command::new(\"sh\").args([\"-c\", \"", $cmd, "\"])")]
-            #[doc = concat!("    .", stringify!($field), "(Stdio::piped()).spawn().unwrap();")]
-            #[doc = concat!("let pipe = ", stringify!($type), "::from_std(child.", stringify!($field), ".take().unwrap()).unwrap();")]
-            /// drop(pipe);
-            /// child.wait().unwrap();
-            /// # });
-            /// ```
-            pub fn from_std(inner: $std) -> io::Result<$type> {
-                let fd = nonblocking(inner.into())?;
-                Ok($type {
-                    inner: Receiver::from_owned_fd_unchecked(fd)?,
-                })
-            }
+impl ChildStdout {
+    /// std's handle on the current runtime's reactor (made non-blocking).
+    ///
+    /// # Errors
+    /// Outside a spinpark runtime, or if the reactor refuses the fd.
+    ///
+    /// ```
+    /// use spinpark::process::ChildStdout;
+    /// use std::process::{Command, Stdio};
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let mut child = Command::new("sh").args(["-c", "echo x"])
+    ///     .stdout(Stdio::piped()).spawn().unwrap();
+    /// let pipe = ChildStdout::from_std(child.stdout.take().unwrap()).unwrap();
+    /// drop(pipe);
+    /// child.wait().unwrap();
+    /// # });
+    /// ```
+    pub fn from_std(inner: std::process::ChildStdout) -> io::Result<ChildStdout> {
+        let fd = nonblocking(inner.into())?;
+        Ok(ChildStdout {
+            inner: Receiver::from_owned_fd_unchecked(fd)?,
+        })
+    }
 
-            /// Takes the fd off the reactor and hands it back in blocking mode.
-            ///
-            /// ```
-            /// use spinpark::process::Command;
-            /// use std::process::Stdio;
-            /// # spinpark::Runtime::new().unwrap().block_on(async {
-            #[doc = concat!("let mut child = Command::new(\"sh\").args([\"-c\", \"", $cmd, "\"])")]
-            #[doc = concat!("    .", stringify!($field), "(Stdio::piped()).spawn().unwrap();")]
-            #[doc = concat!("let pipe = child.", stringify!($field), ".take().unwrap();")]
-            /// let fd: std::os::fd::OwnedFd = pipe.into_owned_fd().unwrap();
-            /// drop(fd);
-            /// child.wait().await.unwrap();
-            /// # });
-            /// ```
-            pub fn into_owned_fd(self) -> io::Result<OwnedFd> {
-                self.inner.into_blocking_fd()
-            }
-        }
-    };
+    /// Takes the fd off the reactor and hands it back in blocking mode.
+    ///
+    /// ```
+    /// use spinpark::process::Command;
+    /// use std::process::Stdio;
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let mut child = Command::new("sh").args(["-c", "echo x"])
+    ///     .stdout(Stdio::piped()).spawn().unwrap();
+    /// let pipe = child.stdout.take().unwrap();
+    /// let fd: std::os::fd::OwnedFd = pipe.into_owned_fd().unwrap();
+    /// drop(fd);
+    /// child.wait().await.unwrap();
+    /// # });
+    /// ```
+    pub fn into_owned_fd(self) -> io::Result<OwnedFd> {
+        self.inner.into_blocking_fd()
+    }
 }
 
-reader_ctor!(ChildStdout, std::process::ChildStdout, stdout, "echo x");
-reader_ctor!(ChildStderr, std::process::ChildStderr, stderr, "echo x >&2");
+impl ChildStderr {
+    /// std's handle on the current runtime's reactor (made non-blocking).
+    ///
+    /// # Errors
+    /// Outside a spinpark runtime, or if the reactor refuses the fd.
+    ///
+    /// ```
+    /// use spinpark::process::ChildStderr;
+    /// use std::process::{Command, Stdio};
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let mut child = Command::new("sh").args(["-c", "echo x >&2"])
+    ///     .stderr(Stdio::piped()).spawn().unwrap();
+    /// let pipe = ChildStderr::from_std(child.stderr.take().unwrap()).unwrap();
+    /// drop(pipe);
+    /// child.wait().unwrap();
+    /// # });
+    /// ```
+    pub fn from_std(inner: std::process::ChildStderr) -> io::Result<ChildStderr> {
+        let fd = nonblocking(inner.into())?;
+        Ok(ChildStderr {
+            inner: Receiver::from_owned_fd_unchecked(fd)?,
+        })
+    }
+
+    /// Takes the fd off the reactor and hands it back in blocking mode.
+    ///
+    /// ```
+    /// use spinpark::process::Command;
+    /// use std::process::Stdio;
+    /// # spinpark::Runtime::new().unwrap().block_on(async {
+    /// let mut child = Command::new("sh").args(["-c", "echo x >&2"])
+    ///     .stderr(Stdio::piped()).spawn().unwrap();
+    /// let pipe = child.stderr.take().unwrap();
+    /// let fd: std::os::fd::OwnedFd = pipe.into_owned_fd().unwrap();
+    /// drop(fd);
+    /// child.wait().await.unwrap();
+    /// # });
+    /// ```
+    pub fn into_owned_fd(self) -> io::Result<OwnedFd> {
+        self.inner.into_blocking_fd()
+    }
+}
 
 macro_rules! common {
     ($type:ident) => {

@@ -24,6 +24,7 @@ mod listener;
 mod options;
 mod socket;
 mod split;
+mod split_io;
 mod stream;
 
 pub use crate::listener::ACCEPT_BACKOFF;

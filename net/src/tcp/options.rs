@@ -1,11 +1,11 @@
 //! TCP socket options tokio has on its `TcpStream` and `TcpSocket` (linger, quick ack, TOS
-//! and traffic class), the read halves' `peek`, and the `TryFrom` conversions from std.
+//! and traffic class), and the `TryFrom` conversions from std.
 
 use std::io;
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
-use super::{OwnedReadHalf, ReadHalf, TcpListener, TcpSocket, TcpStream};
+use super::{TcpListener, TcpSocket, TcpStream};
 use crate::sys;
 
 impl TcpStream {
@@ -168,44 +168,6 @@ impl TcpSocket {
             libc::IPV6_TCLASS,
             tclass as libc::c_int,
         )
-    }
-}
-
-impl ReadHalf<'_> {
-    /// [`TcpStream::peek`] on the read half.
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    /// let mut a = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
-    /// let (b, _) = l.accept().await.unwrap();
-    /// b.try_write(b"hi").unwrap();
-    /// let (mut read, _write) = a.split();
-    /// let mut buf = [0; 2];
-    /// assert_eq!(read.peek(&mut buf).await.unwrap(), 2);
-    /// # });
-    /// ```
-    pub async fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.peek(buf).await
-    }
-}
-
-impl OwnedReadHalf {
-    /// [`TcpStream::peek`] on the read half.
-    ///
-    /// ```
-    /// # spinpark::Runtime::new().unwrap().block_on(async {
-    /// # let l = spinpark::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    /// let a = spinpark::net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
-    /// let (b, _) = l.accept().await.unwrap();
-    /// b.try_write(b"hi").unwrap();
-    /// let (mut read, _write) = a.into_split();
-    /// let mut buf = [0; 2];
-    /// assert_eq!(read.peek(&mut buf).await.unwrap(), 2);
-    /// # });
-    /// ```
-    pub async fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.peek(buf).await
     }
 }
 

@@ -28,6 +28,7 @@ mod listener;
 pub mod pipe;
 mod socket;
 mod split;
+mod split_io;
 mod stream;
 mod ucred;
 
