@@ -56,8 +56,9 @@
 //! [`SpinPolicy::begin`] numbers the period (one worker in a while also samples the
 //! shared-CPU signal: CPUs that just started counting as shared call for fast probing). A
 //! window of zero, a spent budget or a contention hold parks at once, and ends any probe run
-//! of this worker; otherwise a fixed policy spins. Otherwise the period follows the mode, unless it is a probe: the next
-//! period of this worker's run, or the first of a run that is due (see "When to probe").
+//! of this worker. Otherwise a fixed policy spins, and an adaptive one follows the mode,
+//! unless the period is a probe: the next period of this worker's run, or the first of a run
+//! that is due (see "When to probe").
 //!
 //! [`SpinPolicy::end`] learns from `d`, in this order: the period counts as a probe and may
 //! end its run; the regime takes the arrival interval; the window learns from `d` and the
