@@ -12,6 +12,7 @@
 //! cargo bench --bench rpc -- --only floor --rounds 7   # against a server that only busy-polls
 //! cargo bench --bench rpc -- --only deadline   # per-request timeouts, sync T=4 and async
 //! cargo bench --bench rpc -- --only neighbour  # beside a CPU-bound process on the server CPUs
+//! cargo bench --bench rpc -- --only policy     # park-only, spin-only and adaptive, per window
 //! cargo bench --bench rpc -- --only pipelined  # async 4x16 on spinpark, tokio, monoio, glommio, compio
 //! cargo bench --bench rpc -- --only kv         # kv_server vs redis-server under redis-benchmark
 //! cargo bench --bench rpc -- --only http       # examples/http_server vs hyper+tokio, with wrk
@@ -61,6 +62,7 @@ mod peers;
 mod pin;
 mod pipelined;
 mod poisson;
+mod policy;
 mod poll_client;
 mod report;
 mod rotation;
@@ -250,6 +252,13 @@ fn main() {
         if rt == "neighbour" {
             neighbour::serve();
         }
+        if rt == "policy" {
+            let window = opts.spin.and_then(|s| match s {
+                Spin::Fixed(d) => Some(d),
+                Spin::Adaptive => None,
+            });
+            policy::serve(opts.workers, window);
+        }
         let runtime = match rt.as_str() {
             "spinpark" => "spinpark",
             "tokio" => "tokio",
@@ -279,6 +288,14 @@ fn main() {
         std::fs::write(&path, &md).unwrap();
         println!("\nwrote {}", path.display());
         return;
+    }
+    if let Some(long) = policy::requested(&opts.only) {
+        return policy::run(policy::Options {
+            quick: opts.quick,
+            windows: opts.rounds_given,
+            secs: opts.gap_budget,
+            long,
+        });
     }
     if opts.only.iter().any(|o| o.starts_with("compat")) {
         // The tokio-compat rows (`rpc/compat.rs`) need the feature.

@@ -44,7 +44,8 @@
 //! * `regime.rs` (`Regime`): whether the workload moved away from the one the test started
 //!   in, so that the evidence gathered no longer applies.
 //! * `share.rs` (`Share`): whether other processes use our CPUs.
-//! * `contend.rs` (`Contention`): whether a spinner lost its core lately, which holds parking.
+//! * `contend.rs` (`Contention`): whether another thread takes a large share of a spinner's
+//!   CPU (confirmed losses of the core, as a share of the time spun), which holds parking.
 //! * `estimate.rs`: the running median and the slow average the parts keep of their samples.
 //!
 //! `tests.rs` simulates the whole policy against synthetic worlds; `golden.rs` checks it,
@@ -54,9 +55,10 @@
 //!
 //! [`SpinPolicy::begin`] numbers the period (one worker in a while also samples the
 //! shared-CPU signal: CPUs that just started counting as shared call for fast probing). A
-//! window of zero or a spent budget parks at once, and ends any probe run of this worker; a
-//! fixed policy spins. Otherwise the period follows the mode, unless it is a probe: the next
-//! period of this worker's run, or the first of a run that is due (see "When to probe").
+//! window of zero, a spent budget or a contention hold parks at once, and ends any probe run
+//! of this worker. Otherwise a fixed policy spins, and an adaptive one follows the mode,
+//! unless the period is a probe: the next period of this worker's run, or the first of a run
+//! that is due (see "When to probe").
 //!
 //! [`SpinPolicy::end`] learns from `d`, in this order: the period counts as a probe and may
 //! end its run; the regime takes the arrival interval; the window learns from `d` and the
@@ -86,8 +88,8 @@
 //! remote client (its load on other CPUs) would be parked for, every request paying a
 //! wake-up, as long as the other load stays. On shared CPUs only a *tie* goes to parking
 //! (`mode.rs`: within 8 µs), well below what a wake-up costs where spinning pays. CPU spent
-//! spinning is bounded by the other rules (pay for itself, the budget, a lost core holds
-//! parking: "Spinning itself").
+//! spinning is bounded by the other rules (pay for itself, the budget, a neighbour that takes a
+//! large share of the CPU holds parking: "Spinning itself").
 //! The signal only makes the policy look harder: it starts fast probing at once and makes
 //! park-probe runs longer (`probe.rs`), because a client on the same machine gains from
 //! parking only once the scheduler has placed it next to the server, a few parked periods in
@@ -119,14 +121,38 @@
 //! # Spinning itself
 //!
 //! Each spin iteration scans the queues and polls the reactor; every 32nd iteration yields
-//! the core (`sched_yield`) so a client thread that shares it is not starved. If an iteration
-//! took more than 50 µs, the spinner lost its core to another thread (the yield ran somebody,
-//! or it was preempted). The core is wanted, so the window ends and the spinner parks; and,
-//! unless another worker of the runtime is awake (the thread that ran may be ours), every
-//! idle period parks at once for a hold that doubles while the losses go on (`contend.rs`,
-//! `Kind::Contended`): a spinner that is off its CPU holds the wake-up of whatever arrives
-//! meanwhile (a 3.9 ms p99 beside a CPU-bound neighbour, against tokio's 60 µs). That makes
-//! spinning self-limiting when the machine is busy.
+//! the core (`sched_yield`) so a client thread that shares it is not starved. An iteration
+//! that took more than 50 µs is a *suspicion* that the spinner lost its core to another
+//! thread. Unless another worker of the runtime is awake (the thread that ran may be ours),
+//! the policy weighs it (`contend.rs`): it counts only if the thread's own count of
+//! involuntary context switches moved (an interrupt or stolen time does not move it), and
+//! then as time lost out of the time spun. Only a loss that brings the share other threads
+//! take from the spinners to a quarter or more ends the window and holds parking for a while
+//! (`Kind::Contended`, fixed windows included): a spinner that is off its CPU holds the
+//! wake-up of whatever arrives meanwhile (a 3.9 ms p99 beside a CPU-bound neighbour, against
+//! tokio's 60 µs). Anything less (a kernel thread, the process's own logger, a sidecar that
+//! takes 5 %) delays the requests it delays, and the window spins on.
+//!
+//! # Why it spins or parks, layout by layout
+//!
+//! * **A CPU the server has to itself, the client elsewhere** (a remote client): a parked
+//!   worker pays a wake-up (20-60 µs on a VM whose idle vCPU halts) that a spinner does not,
+//!   so park probes lose, the test confirms spinning, and probing slows to one run per 1024
+//!   periods. Rare losses of the core are not confirmed or stay a tiny share, so they hold
+//!   nothing; the shared-CPU signal does not count the server's own interrupt work and needs
+//!   two busy samples in a row. A fixed window spins in every period.
+//! * **The same, with a light neighbour on the server's CPU**: the neighbour takes its few
+//!   percent whether the worker spins or not; its losses stay under the share, so the policy
+//!   spins as above.
+//! * **A busy neighbour on the server's CPU**: the spinner's first yields lose whole slices,
+//!   the share is near one, and parking holds, for up to a second at a time while the
+//!   neighbour stays; a parked worker is woken by the event and preempts the neighbour.
+//! * **Client and server on the same CPUs** (colocated): whether spinning answers sooner
+//!   depends on the host (where the scheduler hands a woken worker the waking CPU, parking
+//!   answers sooner; elsewhere a spinner on the other CPU does). The shared-CPU signal makes
+//!   the probes run fast and long and gives ties to parking; the probes' evidence decides.
+//! * **Gaps longer than the window can pay for** (`pay_for_itself.rs`), or a spent budget:
+//!   the window drops to its minimum, or nobody spins until the budget allows it again.
 //!
 //! # Cost
 //!
@@ -417,10 +443,17 @@ impl SpinPolicy {
         }
     }
 
-    /// A spinner lost its core at `now` (its window says so: [`SpinWindow::lost_core`]):
-    /// parking holds for a while (`contend.rs`).
-    pub(crate) fn lost_core(&self, now: Nanos) {
-        self.contention.lost_core(now);
+    /// A spin iteration ending at `now` took `ns`, over [`PREEMPTED`] (its window says so:
+    /// [`SpinWindow::suspicion`]): a suspicion, confirmed by the thread's own
+    /// count of involuntary switches. Returns whether parking now holds (`contend.rs`): then
+    /// the window ends.
+    pub(crate) fn lost_core(&self, now: Nanos, ns: Nanos) -> bool {
+        self.lost_time(now, ns, contend::preempted())
+    }
+
+    /// [`SpinPolicy::lost_core`] with the confirmation given (for tests).
+    fn lost_time(&self, now: Nanos, ns: Nanos, confirmed: bool) -> bool {
+        self.contention.lost(now, ns, confirmed)
     }
 
     /// Whether a lost core holds parking at `now`: then a parker drives the reactor if
@@ -429,7 +462,8 @@ impl SpinPolicy {
         self.contention.holds(now)
     }
 
-    /// Spinners that lost their core so far.
+    /// Spinners that lost their core to a neighbour that takes a large share of it, so far
+    /// (each held parking).
     pub(crate) fn lost_cores(&self) -> u64 {
         self.contention.losses()
     }
@@ -477,6 +511,7 @@ impl SpinPolicy {
     /// A spin window that began in this period took `spun` ns, ending `now`: charge it.
     pub(crate) fn spun(&self, now: Nanos, spun: Nanos) {
         self.budget.charge(now, spun);
+        self.contention.spun(spun);
     }
 
     /// The idle period that `decision` began ended with work found `d` ns after it began.
@@ -606,6 +641,7 @@ impl SpinPolicy {
 
     /// Starts one spin window of `decision`'s length.
     pub(crate) fn start(&self, decision: Decision) -> SpinWindow {
+        contend::arm();
         let now = Instant::now();
         let w = decision.window();
         SpinWindow {
@@ -613,7 +649,7 @@ impl SpinPolicy {
             started: now,
             last: now,
             iterations: 0,
-            lost: false,
+            suspect: None,
         }
     }
 }
@@ -624,9 +660,8 @@ impl SpinPolicy {
 /// for at most that long, and a spinner alone on its core pays one cheap syscall.
 const YIELD_EVERY: u32 = 32;
 
-/// An iteration that took this long means the spinner lost its core to another thread (a
-/// yield that ran somebody, or a preemption): the core is wanted, so the spinner parks now
-/// instead of competing for it.
+/// An iteration that took this long is a suspicion that the spinner lost its core to another
+/// thread (a yield that ran somebody, or a preemption); `contend.rs` decides what it means.
 const PREEMPTED: Duration = Duration::from_micros(50);
 
 /// One spin window in progress; see the module documentation.
@@ -636,15 +671,16 @@ pub(crate) struct SpinWindow {
     started: Instant,
     last: Instant,
     iterations: u32,
-    /// An iteration took longer than [`PREEMPTED`].
-    lost: bool,
+    /// The last iteration took this long, over [`PREEMPTED`].
+    suspect: Option<Duration>,
 }
 
 impl SpinWindow {
     /// Called after each unsuccessful scan: says whether to scan again. The window ends at its
-    /// deadline, or early when the spinner was kept off its core. A scan that `polled` the
-    /// reactor made a syscall, which paces the loop; one that did not (no reactor, or another
-    /// worker polling it) pauses briefly, so as not to hammer the queues' cache lines.
+    /// deadline, and pauses on an iteration that took too long ([`SpinWindow::suspicion`]:
+    /// the caller asks the policy whether to go on). A scan that `polled` the reactor made a
+    /// syscall, which paces the loop; one that did not (no reactor, or another worker polling
+    /// it) pauses briefly, so as not to hammer the queues' cache lines.
     pub(crate) fn keep_spinning(&mut self, polled: bool) -> bool {
         let Some(deadline) = self.deadline else {
             return false;
@@ -658,18 +694,25 @@ impl SpinWindow {
             }
         }
         let now = Instant::now();
-        self.lost = now.duration_since(self.last) > PREEMPTED;
+        let took = now.duration_since(self.last);
         self.last = now;
-        now < deadline && !self.lost
+        // A loss long enough to pass the deadline is still a loss: it is reported too.
+        self.suspect = (took > PREEMPTED).then_some(took);
+        now < deadline && self.suspect.is_none()
     }
 
-    /// Whether the window lost its core: its last iteration (ending with
-    /// [`SpinWindow::keep_spinning`], or with a scan that found work at `found`, when given)
-    /// took longer than [`PREEMPTED`].
-    pub(crate) fn lost_core(&self, found: Option<Instant>) -> bool {
+    /// Whether the window's deadline has passed (at its last clock reading).
+    pub(crate) fn expired(&self) -> bool {
+        self.deadline.is_none_or(|d| self.last >= d)
+    }
+
+    /// How long the last iteration took, if that was over [`PREEMPTED`]: the one that ended
+    /// with [`SpinWindow::keep_spinning`], or with a scan that found work at `found`, when
+    /// given. A suspicion for [`SpinPolicy::lost_core`]; the window may go on after it.
+    pub(crate) fn suspicion(&self, found: Option<Instant>) -> Option<Duration> {
         match found {
-            Some(t) => t.saturating_duration_since(self.last) > PREEMPTED,
-            None => self.lost,
+            Some(t) => Some(t.saturating_duration_since(self.last)).filter(|&d| d > PREEMPTED),
+            None => self.suspect,
         }
     }
 

@@ -454,11 +454,14 @@ impl RuntimeMetrics {
         self.spin_cpus_shared
     }
 
-    /// How many spin windows lost their core: one iteration of the spin loop took over 50 µs
-    /// because another thread ran on the CPU (its `sched_yield` gave the core away, or it was
-    /// preempted). Each loss makes every worker park at once for a while, twice as long as
-    /// the last time if the last hold just ended (4 ms at first, at most about a second),
-    /// so that no request waits for a spinner that is off its CPU.
+    /// How many spin windows lost their core to a neighbour that takes a large share of the
+    /// CPU: one iteration of the spin loop took over 50 µs, the thread was switched out
+    /// meanwhile (its `sched_yield` gave the core away, or it was preempted), and other
+    /// threads have lately taken a quarter or more of the spinners' time. Each such loss makes
+    /// every worker park at once for a while, twice as long as the last time if the last hold
+    /// just ended (4 ms at first, at most about a second), so that no request waits for a
+    /// spinner that is off its CPU. Shorter or rarer losses (an interrupt, a kernel thread,
+    /// a light sidecar) are not counted: the spinner keeps spinning through them.
     ///
     /// ```
     /// let rt = spinpark::Runtime::new().unwrap();

@@ -23,7 +23,7 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Acquire;
 use std::sync::{mpsc, Arc};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use async_task::Runnable;
 use crossbeam_deque::Steal;
@@ -406,14 +406,14 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// This worker's spin window lost its core at `at`: unless another of the runtime's
-    /// workers is awake (it may be the thread that ran, on a CPU the workers share: that is
-    /// the runtime's own work, not a neighbour), the policy holds parking for a while
-    /// (`idle/spin/contend.rs`).
-    fn lost_core(&self, at: Nanos) {
-        if !self.shared.idle.others_awake() {
-            self.shared.policy.lost_core(at);
-        }
+    /// An iteration of this worker's spin window, ending at `at`, took `took` (a suspicion
+    /// that it lost its core): unless another of the runtime's workers is awake (it may be the
+    /// thread that ran, on a CPU the workers share: that is the runtime's own work, not a
+    /// neighbour), the policy weighs it (`idle/spin/contend.rs`). Returns whether parking
+    /// now holds: then the window ends.
+    fn lost_core(&self, at: Nanos, took: Duration) -> bool {
+        !self.shared.idle.others_awake()
+            && self.shared.policy.lost_core(at, took.as_nanos() as Nanos)
     }
 
     /// Out of work: spin, then park, until there is work (`Some`) or the runtime shuts down.
@@ -458,9 +458,10 @@ impl<'a> Worker<'a> {
                         // One clock read: the window is charged when the period settles.
                         let t = Instant::now();
                         let spun_ns = window.elapsed_at(t).as_nanos() as Nanos;
-                        if window.lost_core(Some(t)) {
-                            // It found the work on its return: somebody else ran meanwhile.
-                            self.lost_core(policy.at(t));
+                        if let Some(took) = window.suspicion(Some(t)) {
+                            // It found the work on its return: somebody else may have run
+                            // meanwhile.
+                            self.lost_core(policy.at(t), took);
                         }
                         let woke = shared.idle.stop_spinning(
                             true,
@@ -482,13 +483,16 @@ impl<'a> Worker<'a> {
                         None => false,
                     };
                     if !window.keep_spinning(polled) {
-                        break;
+                        // A long iteration ends the window early only if it holds parking.
+                        let held = window
+                            .suspicion(None)
+                            .is_some_and(|took| self.lost_core(policy.at(window.last()), took));
+                        if held || window.expired() {
+                            break;
+                        }
                     }
                 }
                 let ns = window.elapsed().as_nanos() as Nanos;
-                if window.lost_core(None) {
-                    self.lost_core(policy.at(window.last()));
-                }
                 policy.spun(policy.now(), ns);
                 add(&counters.spin_nanos, ns);
                 shared.idle.stop_spinning(false, || false, || {});

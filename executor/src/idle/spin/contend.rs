@@ -1,44 +1,71 @@
-//! Whether another thread wants the CPU a spinner runs on: then nobody spins for a while.
+//! Whether another thread takes a large share of the CPU a spinner runs on: then nobody spins
+//! for a while.
 //!
 //! ```text
 //! let c = Contention::new();
-//! if window.lost_core() { c.lost_core(now); }   // a spin iteration took over PREEMPTED
+//! c.spun(spun_ns);                                  // every spin window, when charged
+//! // a spin iteration took over PREEMPTED: a suspicion, confirmed by the thread's own count
+//! // of involuntary context switches (one getrusage, only then)
+//! if c.lost(now, iteration_ns, preempted()) { end the window: parking holds }
 //! if c.holds(now) { park at once, and drive the reactor if nobody does }
 //! ```
 //!
-//! A spinner that loses its core (its `sched_yield` ran somebody, or it was preempted: one
-//! iteration of its loop took longer than `PREEMPTED`) is still counted as the worker looking
-//! for work, so producers wake nobody and no worker waits in the reactor for its events. Until
-//! the scheduler gives it the core back, which beside a CPU-bound neighbour is the neighbour's
-//! whole slice (a 4 ms tick on a kernel with `HZ=250`), a request that arrives waits: that was
-//! a server's p99 of 3.9 ms beside a busy neighbour, against tokio's 60 µs. A parked worker
-//! does not have the problem: the event wakes it, and a woken thread that slept most of the
-//! time preempts a CPU hog at once. So on a contended CPU spinning buys nothing (the
-//! neighbour gets the core half the time anyway) and costs the tail, and the neighbour's
-//! work.
+//! # Why
 //!
-//! So the loss of a core *holds* parking: for [`MIN_HOLD`] after the first loss, and for twice
-//! the previous hold after each loss that comes within one hold of the previous hold's end (the
-//! neighbour is still there), up to [`MAX_HOLD`]. While it holds, every idle period parks at
-//! once (`spin.rs`, `Kind::Contended`: no spin probes either), and a worker that parks while
-//! nobody spins drives the reactor if nobody does, as tokio's first parker does, so that no
-//! event waits for an awake worker that is off its CPU. When the hold ends the next spin window
-//! looks again: beside a neighbour that is still busy its first yield loses the core (one
-//! request waits a slice), and the next hold is twice as long; so a steady neighbour costs one
-//! late request per [`MAX_HOLD`] once the hold has grown, and a neighbour that left gives the
-//! spinning back within one hold. A single loss (a kernel thread, an interrupt storm) costs a
-//! few milliseconds of parking.
+//! A spinner that loses its core (its `sched_yield` ran somebody, or it was preempted) is
+//! still counted as the worker looking for work, so producers wake nobody and no worker waits
+//! in the reactor for its events. Until the scheduler gives it the core back, which beside a
+//! CPU-bound neighbour is the neighbour's whole slice (a 4 ms tick on a kernel with
+//! `HZ=250`), a request that arrives waits: that was a server's p99 of 3.9 ms beside a busy
+//! neighbour, against tokio's 60 µs. A parked worker does not have the problem: the event
+//! wakes it, and a woken thread that slept most of the time preempts a CPU hog at once. So
+//! beside a neighbour that keeps the CPU busy, spinning buys nothing and costs the tail.
 //!
-//! The signal is the spinner's own clock, read every iteration anyway: no syscall. It was
-//! chosen over the run-queue delay of `/proc/thread-self/schedstat` and the involuntary
-//! context switches of `getrusage`, which say the same after the fact at a syscall each.
-//! A colocated client rarely trips it (`share.rs`: the scheduler keeps such a client on the
-//! other CPU while a server spins).
+//! But a CPU nobody else wants also takes the core away now and then: an interrupt, a kernel
+//! thread, the hypervisor, the process's own logger. Holding parking for each of those (as an
+//! earlier version did, doubling the hold on every loss near the last) parked a server alone
+//! on its CPU most of the time. And a light neighbour (a sidecar that wakes every millisecond
+//! for 50 µs: 5 % of a CPU) costs the requests it delays, not the spinning: a parked worker
+//! would be delayed by it just the same, and pays a wake-up on top.
 //!
-//! The state is two relaxed atomics, statistics like the rest of the policy: two workers that
-//! lose their cores at once may double the hold once more than one would, which only parks a
-//! little longer.
+//! # How
+//!
+//! A spin iteration that took longer than `PREEMPTED` (50 µs) is a *suspicion*. It is
+//! confirmed only if the thread was switched out involuntarily meanwhile: its count of
+//! involuntary context switches (`getrusage(RUSAGE_THREAD)`, which counts a preemption and a
+//! `sched_yield` that ran somebody, but not an interrupt or time the hypervisor stole) moved
+//! since the thread last looked ([`preempted`]: one syscall, only on a suspicion). A confirmed
+//! loss adds the iteration's length to the *lost* time; every spin window adds its length to
+//! the *spun* time. Both decay together: when the spun time passes [`WINDOW`] (about 33 ms of
+//! spinning), both halve, so their ratio is the share of the CPU that other threads took from
+//! the spinners over the last few dozen milliseconds of spinning. A new policy starts with
+//! [`PRIOR`] of spun time and nothing lost, so the first short loss of a fresh server is not a
+//! share of one.
+//!
+//! A confirmed loss that brings that share to [`SHARE`] (a quarter) or more *holds* parking:
+//! for [`MIN_HOLD`] after the first such loss, and for twice the previous hold after each one
+//! that comes within one hold of the previous hold's end (the neighbour is still there), up to
+//! [`MAX_HOLD`]. Only those count as lost cores (`spin_lost_cores`). While the hold lasts every
+//! idle period parks at once (`spin.rs`, `Kind::Contended`, fixed windows included: a spinner
+//! that is off its CPU answers nothing), and a worker that parks while nobody spins drives
+//! the reactor if nobody does, as tokio's first parker does, so that no event waits for an
+//! awake worker that is off its CPU. When the hold ends the next spin window looks again:
+//! beside a neighbour that is still busy its first yield loses the core for a slice, the share
+//! stays near one, and the next hold is twice as long; so a steady neighbour costs one late
+//! request per [`MAX_HOLD`] once the hold has grown, and a neighbour that left gives the
+//! spinning back within one hold. A loss below the share (a light neighbour, an interruption)
+//! ends nothing: the window spins on.
+//!
+//! Beside a CPU-bound neighbour the share nears one within a few losses (the spinner loses a
+//! whole slice after tens of microseconds of spinning), so the second or third loss holds.
+//! A 5 % neighbour reads as about 5 %; rare interruptions as a fraction of a percent, or are
+//! not confirmed at all.
+//!
+//! The state is relaxed atomics, statistics like the rest of the policy: two workers that
+//! lose their cores at once may double the hold once more than one would (which only parks a
+//! little longer), and a halving that races with an addition may lose that addition.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use super::Nanos;
@@ -47,6 +74,15 @@ use super::Nanos;
 pub(super) const MIN_HOLD: Nanos = 1 << 22;
 /// The longest hold: 2^30 ns, about a second.
 pub(super) const MAX_HOLD: Nanos = 1 << 30;
+/// The spun time over which the lost share is measured: past it, lost and spun time halve.
+/// 2^25 ns, about 33 ms of spinning.
+pub(super) const WINDOW: Nanos = 1 << 25;
+/// The spun time a new policy starts with, none of it lost: half a [`WINDOW`], so that a
+/// fresh server's first short loss is weighed against something.
+pub(super) const PRIOR: Nanos = WINDOW / 2;
+/// The share of the spinners' time that others must take for a loss to hold parking: one
+/// in `SHARE` (a quarter).
+pub(super) const SHARE: Nanos = 4;
 
 /// The contention signal; see the module documentation.
 #[derive(Debug)]
@@ -55,7 +91,11 @@ pub(super) struct Contention {
     until: AtomicU64,
     /// The length of the last hold, ns (0: none yet).
     hold: AtomicU64,
-    /// Cores lost, for metrics.
+    /// Decaying sums: time others took from spinners (confirmed losses), and time spun
+    /// (lost time included), ns.
+    lost: AtomicU64,
+    spun: AtomicU64,
+    /// Losses that held parking, for metrics.
     losses: AtomicU64,
 }
 
@@ -64,13 +104,39 @@ impl Contention {
         Self {
             until: AtomicU64::new(0),
             hold: AtomicU64::new(0),
+            lost: AtomicU64::new(0),
+            spun: AtomicU64::new(PRIOR),
             losses: AtomicU64::new(0),
         }
     }
 
-    /// A spinner lost its core at `now`: parking holds from now on, for a hold twice the last
-    /// one if this loss came within a hold of the last one's end, else for [`MIN_HOLD`].
-    pub(super) fn lost_core(&self, now: Nanos) {
+    /// A spin window took `ns` (wall time, any lost time included).
+    pub(super) fn spun(&self, ns: Nanos) {
+        let spun = self.spun.load(Relaxed).saturating_add(ns);
+        if spun > WINDOW {
+            self.spun.store(spun / 2, Relaxed);
+            self.lost.store(self.lost.load(Relaxed) / 2, Relaxed);
+        } else {
+            self.spun.store(spun, Relaxed);
+        }
+    }
+
+    /// A spin iteration ending at `now` took `ns`, longer than it should have; `confirmed`:
+    /// the thread was switched out meanwhile ([`preempted`]). Returns whether parking holds
+    /// now: a confirmed loss that brings the lost share to a quarter starts or doubles a
+    /// hold; anything else changes nothing.
+    pub(super) fn lost(&self, now: Nanos, ns: Nanos, confirmed: bool) -> bool {
+        if !confirmed {
+            return self.holds(now);
+        }
+        let lost = self.lost.load(Relaxed).saturating_add(ns);
+        self.lost.store(lost, Relaxed);
+        // The window this iteration belongs to is charged to `spun` when it ends: count the
+        // iteration now.
+        let spun = self.spun.load(Relaxed).saturating_add(ns);
+        if lost.saturating_mul(SHARE) < spun {
+            return self.holds(now);
+        }
         self.losses.fetch_add(1, Relaxed);
         let (until, hold) = (self.until.load(Relaxed), self.hold.load(Relaxed));
         let next = if hold != 0 && now < until.saturating_add(hold) {
@@ -80,6 +146,7 @@ impl Contention {
         };
         self.hold.store(next, Relaxed);
         self.until.store(now.saturating_add(next), Relaxed);
+        true
     }
 
     /// Whether parking holds at `now`.
@@ -87,15 +154,76 @@ impl Contention {
         now < self.until.load(Relaxed)
     }
 
-    /// Cores lost so far.
+    /// Losses that held parking so far.
     pub(super) fn losses(&self) -> u64 {
         self.losses.load(Relaxed)
+    }
+
+    /// The lost share now, in thousandths (0 before any spinning).
+    #[cfg(test)]
+    pub(super) fn share_milli(&self) -> u64 {
+        let spun = self.spun.load(Relaxed);
+        (self.lost.load(Relaxed) * 1_000)
+            .checked_div(spun)
+            .unwrap_or(0)
+    }
+}
+
+thread_local! {
+    /// The calling thread's involuntary context switches when it last looked (`u64::MAX`:
+    /// not yet).
+    static SWITCHES: Cell<u64> = const { Cell::new(u64::MAX) };
+}
+
+/// Makes sure the calling thread has a count to compare with (a syscall on its first spin
+/// window, a thread-local read after that).
+pub(super) fn arm() {
+    SWITCHES.with(|s| {
+        if s.get() == u64::MAX {
+            s.set(involuntary_switches().unwrap_or(u64::MAX));
+        }
+    });
+}
+
+/// Whether the calling thread was switched out involuntarily (preempted, or a `sched_yield`
+/// that ran somebody) since it last looked, or since [`arm`]. Without `getrusage`'s count
+/// (or before [`arm`]), every suspicion counts as confirmed, as before the check existed.
+pub(super) fn preempted() -> bool {
+    let Some(now) = involuntary_switches() else {
+        return true;
+    };
+    SWITCHES.with(|s| {
+        let before = s.replace(now);
+        before == u64::MAX || now > before
+    })
+}
+
+/// The calling thread's involuntary context switches so far.
+fn involuntary_switches() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: rusage is plain old data (all-zero is valid), and getrusage fills the
+        // valid struct on our stack.
+        let ru = unsafe {
+            let mut ru: libc::rusage = std::mem::zeroed();
+            if libc::getrusage(libc::RUSAGE_THREAD, &mut ru) != 0 {
+                return None;
+            }
+            ru
+        };
+        Some(ru.ru_nivcsw as u64)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const US: Nanos = 1_000;
 
     #[test]
     fn nothing_holds_before_a_loss() {
@@ -106,14 +234,26 @@ mod tests {
     }
 
     #[test]
-    fn a_single_loss_holds_for_the_shortest_hold() {
+    fn a_first_large_loss_holds_for_the_shortest_hold() {
         let c = Contention::new();
         let t = 10 * MAX_HOLD;
-        c.lost_core(t);
+        assert!(
+            !c.lost(t - 1, 100 * US, true),
+            "a short first loss is weighed"
+        );
+        assert!(c.lost(t, PRIOR, true), "half the time lost");
         assert!(c.holds(t));
         assert!(c.holds(t + MIN_HOLD - 1));
         assert!(!c.holds(t + MIN_HOLD));
         assert_eq!(c.losses(), 1);
+    }
+
+    #[test]
+    fn an_unconfirmed_suspicion_changes_nothing() {
+        let c = Contention::new();
+        assert!(!c.lost(10 * MAX_HOLD, 4 * PRIOR, false));
+        assert!(!c.holds(10 * MAX_HOLD));
+        assert_eq!((c.losses(), c.share_milli()), (0, 0));
     }
 
     #[test]
@@ -122,27 +262,94 @@ mod tests {
         let mut t = 10 * MAX_HOLD;
         let mut expected = MIN_HOLD;
         for _ in 0..20 {
-            c.lost_core(t);
+            // The spin window right after the hold spins 40 µs, then loses a slice.
+            c.spun(40 * US);
+            assert!(c.lost(t, PRIOR, true));
+            c.spun(PRIOR);
             assert!(c.holds(t + expected - 1));
             assert!(!c.holds(t + expected));
-            // The next spin window, right after the hold, loses the core again.
             t += expected + 1_000;
             expected = (expected * 2).min(MAX_HOLD);
         }
         assert_eq!(expected, MAX_HOLD);
+        assert!(c.share_milli() > 900, "{}", c.share_milli());
     }
 
     #[test]
     fn a_loss_long_after_the_last_hold_starts_over() {
         let c = Contention::new();
         let t = 10 * MAX_HOLD;
-        c.lost_core(t);
-        c.lost_core(t + MIN_HOLD + 1);
+        assert!(c.lost(t, PRIOR, true));
+        assert!(c.lost(t + MIN_HOLD + 1, 4_000 * US, true));
         assert!(c.holds(t + 2 * MIN_HOLD));
         // Quiet for longer than a hold after this one ended: the neighbour left.
         let later = t + MIN_HOLD + 1 + 2 * MIN_HOLD + 2 * MIN_HOLD + 1;
-        c.lost_core(later);
+        c.lost(later, 4_000 * US, true);
         assert!(c.holds(later + MIN_HOLD - 1));
         assert!(!c.holds(later + MIN_HOLD));
+    }
+
+    /// Rare short losses on a CPU the server has to itself (a kernel thread, the process's
+    /// own logger: 100 µs twice a second) never hold parking, and the share stays tiny.
+    #[test]
+    fn rare_short_losses_never_hold() {
+        let c = Contention::new();
+        let mut t = 0;
+        // Spinning nearly all the time, in windows of 200 µs, for a minute.
+        for i in 0..300_000u64 {
+            t += 200 * US;
+            if i % 2_500 == 1_000 {
+                assert!(!c.lost(t, 100 * US, true), "held at window {i}");
+            }
+            c.spun(200 * US);
+        }
+        assert_eq!(c.losses(), 0);
+        assert!(c.share_milli() < 10, "{}", c.share_milli());
+    }
+
+    /// A neighbour that takes 5 % (50 µs of every millisecond) never holds parking; one that
+    /// takes half the CPU (a 4 ms slice after every 4 ms of spinning) holds it at once.
+    #[test]
+    fn a_light_neighbour_does_not_hold_and_a_heavy_one_does() {
+        let c = Contention::new();
+        let mut t = 0;
+        for _ in 0..10_000 {
+            c.spun(950 * US);
+            t += 1_000 * US;
+            assert!(!c.lost(t, 50 * US, true));
+            c.spun(50 * US);
+        }
+        assert_eq!(c.losses(), 0);
+        let share = c.share_milli();
+        assert!((40..=60).contains(&share), "{share}");
+        // The neighbour turns heavy.
+        let mut held = None;
+        for k in 0..10 {
+            c.spun(4_000 * US);
+            t += 8_000 * US;
+            if c.lost(t, 4_000 * US, true) {
+                held = Some(k);
+                break;
+            }
+            c.spun(4_000 * US);
+        }
+        assert!(matches!(held, Some(0..=3)), "{held:?}");
+        assert!(c.holds(t));
+    }
+
+    /// A count that did not move since the thread last looked is no preemption; the look
+    /// takes the count as the next baseline.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_count_that_did_not_move_is_no_preemption() {
+        arm();
+        SWITCHES.with(|s| s.set(u64::MAX - 1));
+        assert!(!preempted());
+        let now = involuntary_switches().expect("getrusage");
+        SWITCHES.with(|s| assert!(s.get() <= now && s.get() != u64::MAX - 1));
+        SWITCHES.with(|s| s.set(0));
+        // From a baseline of 0, it is a preemption exactly when the count it read is past 0.
+        let p = preempted();
+        assert_eq!(p, SWITCHES.with(Cell::get) > 0);
     }
 }

@@ -143,6 +143,8 @@ fn run(config_id: u8, seed: u64, steps: usize, seen: &mut Seen) -> u64 {
         }
         phase_left -= 1;
         if shared_phase && rng.below(64) == 0 {
+            // Two busy samples in a row: the signal fires on the second (`share.rs`).
+            p.share.observe(now, 300);
             p.share.observe(now, 300);
         }
         let free = (0..workers).find(|w| pending.iter().all(|q| q.0.worker as usize != *w));

@@ -1,0 +1,624 @@
+//! `--only policy`: the spin policy against the two policies a user can configure instead,
+//! on the layouts where the right answer differs, over consecutive windows of one run.
+//!
+//! ```text
+//! cargo bench --bench rpc -- --only policy                  # 3 windows of 3 s per server
+//! cargo bench --bench rpc -- --only policy --quick          # 3 windows of 1 s
+//! cargo bench --bench rpc -- --only policy --rounds 6 --gap-secs 10   # 6 windows of 10 s
+//! cargo bench --bench rpc -- --only "policy long"           # only the 60 s row: 6 x 10 s
+//! ```
+//!
+//! The question: does the default (adaptive) policy end within 1.1x of the better of "always
+//! park" (`spin(0)`) and "always spin" (a fixed 2 ms window), on each layout, and stay there?
+//! Each row is a layout and a client; each server in it is a fresh process, alone on the
+//! machine (the others are stopped), serving one client on one connection for `--rounds`
+//! consecutive windows (3 by default) of `--gap-secs` seconds each (3 by default, 1 with
+//! `--quick`). Per window: p50 and p99 of the round trip, the server's CPU and context
+//! switches per request, and what the spinpark servers say about their policy at the end of
+//! the window (`--serve policy` answers `STATS` with its rusage and its spin metrics): spin
+//! windows that lost their core to a neighbour (`spin_lost_cores`), whether the CPUs count as
+//! shared (`spin_cpus_shared`), whether a lost core holds parking (`spin_contended`), and
+//! whether the mode is parking.
+//!
+//! Rows (on 2 CPUs: "remote" pins the server to CPU 1 and the client to CPU 0):
+//! * remote, 1 worker, blocking client, 500 µs gaps;
+//! * remote, 2 workers, busy-polling client (`poll_client.rs`), 200 µs and 500 µs gaps, with
+//!   the floor server (`floor.rs`: one thread that only busy-polls) as the reference;
+//! * remote, 2 workers, blocking client, 100 µs gaps, with a light neighbour on the server
+//!   CPU (a thread of this process that wakes every 1 ms and runs 50 µs: 5 % of a CPU);
+//! * remote, 2 workers, blocking client, 50 µs gaps, beside a CPU-bound neighbour process on
+//!   the server CPU (`neighbour.rs`);
+//! * colocated (nothing pinned), 2 workers, blocking client, 100 µs gaps.
+//!
+//! `--only "policy long"` runs only the remote, 2-worker, polling 200 µs row, adaptive and
+//! the floor, for 6 windows of 10 s unless `--rounds`/`--gap-secs` say otherwise.
+
+use std::fmt::Write as _;
+use std::io::{self, BufRead, BufReader, Write};
+use std::net::SocketAddr;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use crate::clock::{set_fine_timer_slack, wait_until};
+use crate::echo_proto::{serve_futures_io, Client, DEFAULT_MAX_FRAME};
+use crate::load::{histogram, request, PAYLOAD};
+use crate::neighbour::Neighbour;
+use crate::pin::{self, Layout};
+use crate::poll_client::PollClient;
+use crate::server::Usage;
+
+/// The goal: adaptive's worst window within this factor of the better fixed policy's p50.
+pub const GOAL: f64 = 1.1;
+
+/// The fixed window "always spin" is configured with.
+const SPIN_WINDOW: Duration = Duration::from_millis(2);
+
+/// What a row asks of the command line: windows and their length.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub quick: bool,
+    pub windows: Option<usize>,
+    pub secs: Option<Duration>,
+    /// Only the 60 s row.
+    pub long: bool,
+}
+
+/// Whether `--only` asks for this mode (`policy`, or `policy long`).
+pub fn requested(only: &[String]) -> Option<bool> {
+    let named = |w: &str| only.iter().any(|o| o.trim().eq_ignore_ascii_case(w));
+    if named("policy long") {
+        Some(true)
+    } else if named("policy") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// A server variant: spinpark with a policy, or the floor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    Park,
+    Spin,
+    Adaptive,
+    Floor,
+}
+
+impl Variant {
+    fn label(self) -> &'static str {
+        match self {
+            Variant::Park => "park (spin 0)",
+            Variant::Spin => "spin (fixed 2ms)",
+            Variant::Adaptive => "adaptive",
+            Variant::Floor => "floor (busy-poll)",
+        }
+    }
+
+    fn args(self, workers: usize) -> Vec<String> {
+        let spin = match self {
+            Variant::Park => "0ns".to_string(),
+            Variant::Spin => format!("{}ns", SPIN_WINDOW.as_nanos()),
+            Variant::Adaptive => "adaptive".to_string(),
+            Variant::Floor => return vec!["--serve".into(), "floor".into()],
+        };
+        [
+            "--serve",
+            "policy",
+            "--workers",
+            &workers.to_string(),
+            "--spin",
+            &spin,
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+}
+
+/// One row: a layout, a client, a gap, workers, maybe a light neighbour.
+#[derive(Debug, Clone)]
+struct Row {
+    name: String,
+    layout: Layout,
+    workers: usize,
+    polling: bool,
+    gap: Duration,
+    light_neighbour: bool,
+    /// A CPU-bound neighbour process on the server CPUs (`neighbour.rs`).
+    busy_neighbour: bool,
+    variants: Vec<Variant>,
+}
+
+fn rows(long: bool) -> Vec<Row> {
+    let Some(remote) = Layout::remote() else {
+        eprintln!("only one CPU: no remote layout, so only the colocated row");
+        return vec![colocated_row()];
+    };
+    let us = Duration::from_micros;
+    let all = vec![Variant::Park, Variant::Spin, Variant::Adaptive];
+    let with_floor = vec![
+        Variant::Park,
+        Variant::Spin,
+        Variant::Adaptive,
+        Variant::Floor,
+    ];
+    let row = |name: &str, workers, polling, gap, light, variants: &Vec<Variant>| Row {
+        name: name.to_string(),
+        layout: remote.clone(),
+        workers,
+        polling,
+        gap,
+        light_neighbour: light,
+        busy_neighbour: false,
+        variants: variants.clone(),
+    };
+    if long {
+        return vec![row(
+            "remote 2w, polling client, 200us",
+            2,
+            true,
+            us(200),
+            false,
+            &vec![Variant::Adaptive, Variant::Floor],
+        )];
+    }
+    vec![
+        row(
+            "remote 1w, blocking client, 500us",
+            1,
+            false,
+            us(500),
+            false,
+            &all,
+        ),
+        row(
+            "remote 2w, polling client, 200us",
+            2,
+            true,
+            us(200),
+            false,
+            &with_floor,
+        ),
+        row(
+            "remote 2w, polling client, 500us",
+            2,
+            true,
+            us(500),
+            false,
+            &with_floor,
+        ),
+        row(
+            "remote 2w, blocking client, light neighbour (5%) on the server CPU, 100us",
+            2,
+            false,
+            us(100),
+            true,
+            &all,
+        ),
+        Row {
+            busy_neighbour: true,
+            ..row(
+                "remote 2w, blocking client, CPU-bound neighbour on the server CPU, 50us",
+                2,
+                false,
+                us(50),
+                false,
+                &all,
+            )
+        },
+        colocated_row(),
+    ]
+}
+
+fn colocated_row() -> Row {
+    Row {
+        name: "colocated 2w, blocking client, 100us".into(),
+        layout: Layout::colocated(),
+        workers: 2,
+        polling: false,
+        gap: Duration::from_micros(100),
+        light_neighbour: false,
+        busy_neighbour: false,
+        variants: vec![Variant::Park, Variant::Spin, Variant::Adaptive],
+    }
+}
+
+/// What a `--serve policy` server says about its spin policy (nothing for the floor).
+#[derive(Debug, Clone, Copy, Default)]
+struct SpinState {
+    lost_cores: u64,
+    shared: bool,
+    contended: bool,
+    parking: bool,
+}
+
+/// One window of one server.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    p50: f64,
+    p99: f64,
+    cpu_us: f64,
+    cs: f64,
+    requests: u64,
+    spin: Option<SpinState>,
+}
+
+/// A server process speaking `server.rs`'s protocol, whose `STATS` line may carry the spin
+/// metrics after the rusage figures.
+struct Proc {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    addr: SocketAddr,
+}
+
+impl Proc {
+    fn start(args: &[String], cpus: &[usize]) -> Proc {
+        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped());
+        let mut child = pin::spawn_on(cpus, &mut cmd).expect("start a server");
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("the server's port");
+        let port: u16 = line
+            .trim()
+            .strip_prefix("PORT ")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("the server said {line:?} instead of its port"));
+        Proc {
+            child,
+            stdin,
+            stdout,
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        }
+    }
+
+    fn stats(&mut self) -> (Usage, Option<SpinState>) {
+        writeln!(self.stdin, "STATS").unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        let usage = Usage::parse(&line).unwrap_or_else(|| panic!("bad stats line {line:?}"));
+        let extra: Vec<u64> = line
+            .split_whitespace()
+            .skip(5)
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        let spin = (extra.len() == 4).then(|| SpinState {
+            lost_cores: extra[0],
+            shared: extra[1] != 0,
+            contended: extra[2] != 0,
+            parking: extra[3] != 0,
+        });
+        (usage, spin)
+    }
+
+    fn stop(self) {
+        drop(self.stdin);
+        let mut child = self.child;
+        let _ = child.wait();
+    }
+}
+
+/// The client of a row, on one connection for the whole run.
+enum Conn {
+    Blocking(Client),
+    Polling(PollClient),
+}
+
+impl Conn {
+    fn call(&mut self, req: &[u8]) {
+        let got = match self {
+            Conn::Blocking(c) => c.call(req).expect("round trip").len(),
+            Conn::Polling(c) => c.call(req).expect("round trip").len(),
+        };
+        assert_eq!(got, PAYLOAD, "the server answered with a wrong frame");
+    }
+}
+
+/// A thread of this process on `cpu` that wakes every millisecond and runs for 50 µs (5 % of
+/// a CPU), until dropped.
+struct LightNeighbour {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl LightNeighbour {
+    fn start(cpu: usize) -> LightNeighbour {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("light-neighbour".into())
+            .spawn(move || {
+                pin::pin_current(&[cpu]).expect("pin the light neighbour");
+                set_fine_timer_slack();
+                let mut next = Instant::now();
+                let mut x = 1u64;
+                while !flag.load(Ordering::Relaxed) {
+                    next += Duration::from_millis(1);
+                    let busy_until = Instant::now() + Duration::from_micros(50);
+                    while Instant::now() < busy_until {
+                        x = std::hint::black_box(x ^ (x << 13) ^ (x >> 7));
+                    }
+                    wait_until(next, false);
+                }
+            })
+            .expect("the light neighbour");
+        LightNeighbour {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for LightNeighbour {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.join().ok();
+        }
+    }
+}
+
+/// Runs one server of `row` for `windows` windows of `secs`.
+fn run_variant(row: &Row, v: Variant, windows: usize, secs: Duration) -> Vec<Window> {
+    pin::pin_current(row.layout.client_cpus()).expect("pin the load generator");
+    let _neighbour = row
+        .light_neighbour
+        .then(|| LightNeighbour::start(row.layout.server_cpus()[0]));
+    let busy = row
+        .busy_neighbour
+        .then(|| Neighbour::start(row.layout.server_cpus()));
+    let mut server = Proc::start(&v.args(row.workers), row.layout.server_cpus());
+    set_fine_timer_slack();
+    let mut conn = if row.polling {
+        Conn::Polling(
+            PollClient::connect(server.addr)
+                .expect("connect")
+                .max_frame(PAYLOAD),
+        )
+    } else {
+        Conn::Blocking(Client::connect(server.addr).expect("connect"))
+    };
+    let req = request();
+    let spin_gaps = row.layout.is_remote();
+    for _ in 0..10 {
+        conn.call(&req);
+    }
+    let mut out = Vec::with_capacity(windows);
+    for _ in 0..windows {
+        let (u0, _) = server.stats();
+        let mut h: Histogram<u64> = histogram();
+        let end = Instant::now() + secs;
+        let mut n = 0u64;
+        while Instant::now() < end {
+            wait_until(Instant::now() + row.gap, spin_gaps);
+            let t = Instant::now();
+            conn.call(&req);
+            h.record(t.elapsed().as_nanos() as u64).ok();
+            n += 1;
+        }
+        let (u1, spin) = server.stats();
+        let u = u1.since(u0);
+        let per = n.max(1) as f64;
+        out.push(Window {
+            p50: h.value_at_quantile(0.5) as f64 / 1000.0,
+            p99: h.value_at_quantile(0.99) as f64 / 1000.0,
+            cpu_us: (u.user_us + u.sys_us) as f64 / per,
+            cs: (u.vol_cs + u.invol_cs) as f64 / per,
+            requests: n,
+            spin,
+        });
+    }
+    drop(conn);
+    server.stop();
+    if let Some(n) = busy {
+        n.stop();
+    }
+    out
+}
+
+/// Runs the policy rows and prints (and writes) their tables.
+pub fn run(opts: Options) {
+    let windows = opts.windows.unwrap_or(if opts.long { 6 } else { 3 });
+    let secs = opts.secs.unwrap_or(Duration::from_secs(if opts.long {
+        10
+    } else if opts.quick {
+        1
+    } else {
+        3
+    }));
+    let rows = rows(opts.long);
+    let runs: usize = rows.iter().map(|r| r.variants.len()).sum();
+    eprintln!(
+        "policy: {} rows, {runs} servers, {windows} windows of {:.1} s each: about {:.0} s",
+        rows.len(),
+        secs.as_secs_f64(),
+        (runs * windows) as f64 * secs.as_secs_f64() * 1.05
+    );
+    let mut md = String::new();
+    writeln!(
+        md,
+        "**Spin policy** ({} on {}; each server a fresh process, alone; one client on one \
+         connection; {windows} consecutive windows of {:.1} s; latency in µs, CPU in µs per \
+         request):\n",
+        crate::report::machine(),
+        rows.iter()
+            .map(|r| r.layout.describe())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect::<Vec<_>>()
+            .join("; "),
+        secs.as_secs_f64()
+    )
+    .unwrap();
+    writeln!(md, "| row | server | p50 per window | p99 per window | CPU/req | ctx sw/req | lost cores, shared, contended, parking (at each window's end) |").unwrap();
+    writeln!(md, "|---|---|---|---|---|---|---|").unwrap();
+    let mut verdicts = String::new();
+    for row in &rows {
+        let mut results = Vec::new();
+        for &v in &row.variants {
+            let w = run_variant(row, v, windows, secs);
+            eprintln!(
+                "{} / {}: p50 {}",
+                row.name,
+                v.label(),
+                join(&w, |x| format!("{:.1}", x.p50))
+            );
+            writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                row.name,
+                v.label(),
+                join(&w, |x| format!("{:.1}", x.p50)),
+                join(&w, |x| format!("{:.0}", x.p99)),
+                join(&w, |x| format!("{:.1}", x.cpu_us)),
+                join(&w, |x| format!("{:.2}", x.cs)),
+                join(&w, |x| match x.spin {
+                    Some(s) => format!(
+                        "{},{},{},{}",
+                        s.lost_cores,
+                        yn(s.shared),
+                        yn(s.contended),
+                        if s.parking { "P" } else { "S" }
+                    ),
+                    None => "-".into(),
+                }),
+            )
+            .unwrap();
+            results.push((v, w));
+        }
+        verdicts.push_str(&verdict(row, &results));
+    }
+    md.push('\n');
+    md.push_str(&verdicts);
+    print!("\n{md}");
+    let dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| spinpark_bench::workspace_root().join("target"))
+        .join("spinpark-bench");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("policy.md"), &md).unwrap();
+    println!("\nwrote {}/policy.md", dir.display());
+}
+
+fn yn(b: bool) -> &'static str {
+    if b {
+        "y"
+    } else {
+        "n"
+    }
+}
+
+fn join(w: &[Window], f: impl Fn(&Window) -> String) -> String {
+    w.iter().map(f).collect::<Vec<_>>().join(" / ")
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// The row's verdict: adaptive's worst window against the better of park and spin (their
+/// median windows), and its CPU against park's where park is the better; and against the
+/// floor where there is one.
+fn verdict(row: &Row, results: &[(Variant, Vec<Window>)]) -> String {
+    let get = |v: Variant| results.iter().find(|r| r.0 == v).map(|r| &r.1);
+    let p50 = |w: &Vec<Window>| median(w.iter().map(|x| x.p50).collect());
+    let cpu = |w: &Vec<Window>| median(w.iter().map(|x| x.cpu_us).collect());
+    let Some(adaptive) = get(Variant::Adaptive) else {
+        return String::new();
+    };
+    let worst = adaptive.iter().map(|x| x.p50).fold(0.0, f64::max);
+    let mut o = format!("* {}: adaptive's worst window p50 {worst:.1} µs", row.name);
+    if let (Some(park), Some(spin)) = (get(Variant::Park), get(Variant::Spin)) {
+        let (pk, sp) = (p50(park), p50(spin));
+        let (better, which) = if pk <= sp { (pk, "park") } else { (sp, "spin") };
+        let r = worst / better;
+        write!(
+            o,
+            ", {r:.2}x the better ({which}, {better:.1} µs): {}",
+            if r <= GOAL { "met" } else { "missed" }
+        )
+        .unwrap();
+        if which == "park" {
+            let c = cpu(adaptive) / cpu(park);
+            write!(
+                o,
+                "; CPU/req {c:.2}x park's ({})",
+                if c <= 2.0 { "met" } else { "missed" }
+            )
+            .unwrap();
+        }
+    }
+    if let Some(floor) = get(Variant::Floor) {
+        let f = p50(floor);
+        let med = p50(adaptive);
+        write!(
+            o,
+            "; against the floor ({f:.1} µs): median window {:.2}x, worst {:.2}x",
+            med / f,
+            worst / f
+        )
+        .unwrap();
+    }
+    if let Some(s) = adaptive.last().and_then(|w| w.spin) {
+        write!(o, "; spin_lost_cores {} at the end", s.lost_cores).unwrap();
+    }
+    let reqs: u64 = adaptive.iter().map(|w| w.requests).sum();
+    writeln!(o, " ({reqs} requests)").unwrap();
+    o
+}
+
+/// Runs a spinpark echo server in this process (`--serve policy`): as `--serve spinpark`,
+/// but its `STATS` line also carries the spin metrics (lost cores, shared, contended,
+/// parking), until stdin closes.
+pub fn serve(workers: usize, window: Option<Duration>) -> ! {
+    let mut b = spinpark::Builder::new().worker_threads(workers);
+    if let Some(w) = window {
+        b = b.spin(w);
+    }
+    let rt = b.build().expect("spinpark runtime");
+    let listener = rt
+        .block_on(spinpark::net::TcpListener::bind("127.0.0.1:0"))
+        .expect("bind");
+    println!("PORT {}", listener.local_addr().unwrap().port());
+    io::stdout().flush().ok();
+    rt.spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            stream.set_nodelay(true).ok();
+            spinpark::spawn(async move {
+                if let Err(e) = serve_futures_io(stream, DEFAULT_MAX_FRAME).await {
+                    eprintln!("policy server: closing a connection: {e}");
+                }
+            });
+        }
+    });
+    let stdin = io::stdin();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        if line.trim() == "STATS" {
+            let u = Usage::now();
+            let m = rt.metrics();
+            println!(
+                "STATS {} {} {} {} {} {} {} {}",
+                u.user_us,
+                u.sys_us,
+                u.vol_cs,
+                u.invol_cs,
+                m.spin_lost_cores(),
+                m.spin_cpus_shared() as u8,
+                m.spin_contended() as u8,
+                m.spin_parking() as u8
+            );
+            io::stdout().flush().ok();
+        }
+    }
+    std::process::exit(0);
+}
