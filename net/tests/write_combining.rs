@@ -353,29 +353,6 @@ fn a_small_write_the_kernel_has_no_room_for_is_not_acknowledged() {
     assert_eq!(&got[..5], b"first");
 }
 
-/// What the peer of a stream that wrote `total` bytes reads: every byte, checked, then end of
-/// stream (`Ok(total)`), or the error and how far it got.
-fn read_to_end_checked(
-    peer: &mut impl Read,
-    total: usize,
-) -> Result<usize, (usize, std::io::Error)> {
-    let mut n = 0;
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        match peer.read(&mut buf) {
-            Ok(0) => return Ok(n),
-            Ok(k) => {
-                for (i, &b) in buf[..k].iter().enumerate() {
-                    assert_eq!(b, ((n + i) % 251) as u8, "byte {} of {total}", n + i);
-                }
-                n += k;
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err((n, e)),
-        }
-    }
-}
-
 /// 4 MiB in small and large writes, the pattern `i % 251`.
 const BIG: usize = 4 << 20;
 
@@ -397,24 +374,62 @@ async fn write_big<W: futures_util::AsyncWrite + Unpin>(w: &mut W) {
     }
 }
 
+/// Sets an int socket option (a small buffer, so that a slow reader keeps the writer waiting).
+fn set_buffer(fd: &impl std::os::fd::AsRawFd, opt: libc::c_int, bytes: libc::c_int) {
+    // SAFETY: setsockopt reads the int on our stack.
+    let r = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            opt,
+            (&bytes as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(r, 0);
+}
+
+/// A reader slower than the writer all along: 16 KiB a millisecond, every byte checked.
+fn slow_reader(
+    mut peer: impl Read + Send + 'static,
+) -> std::thread::JoinHandle<Result<usize, String>> {
+    std::thread::spawn(move || {
+        let mut n = 0;
+        let mut buf = vec![0u8; 16 << 10];
+        loop {
+            std::thread::sleep(Duration::from_millis(1));
+            match peer.read(&mut buf) {
+                Ok(0) => return Ok(n),
+                Ok(k) => {
+                    for (i, &b) in buf[..k].iter().enumerate() {
+                        assert_eq!(b, ((n + i) % 251) as u8, "byte {}", n + i);
+                    }
+                    n += k;
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("{e} after {n} bytes")),
+            }
+        }
+    })
+}
+
 #[test]
 fn acknowledged_bytes_survive_the_runtime_dropped_while_a_slow_reader_lags() {
-    // TCP: the task writes 4 MiB to a reader that reads slowly, returns, and the runtime is
-    // dropped: the reader gets every byte, then end of stream (as on tokio).
+    // TCP: the task writes 4 MiB to a reader slower than it, returns, and the runtime is
+    // dropped at once: the reader gets every byte, then end of stream (as on tokio).
     let rt = rt();
     let (listener, addr) = rt.block_on(async {
         let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let a = l.local_addr().unwrap();
         (l, a)
     });
-    let reader = std::thread::spawn(move || {
-        let mut peer = std::net::TcpStream::connect(addr).unwrap();
-        peer.set_read_timeout(Some(BOUND)).unwrap();
-        std::thread::sleep(Duration::from_millis(300)); // let the writer fill the buffers
-        read_to_end_checked(&mut peer, BIG).map_err(|(n, e)| format!("{e} after {n}"))
-    });
+    let peer = std::net::TcpStream::connect(addr).unwrap();
+    set_buffer(&peer, libc::SO_RCVBUF, 32 << 10);
+    peer.set_read_timeout(Some(BOUND)).unwrap();
+    let reader = slow_reader(peer);
     rt.block_on(rt.spawn(async move {
         let (mut s, _) = listener.accept().await.unwrap();
+        set_buffer(&s, libc::SO_SNDBUF, 32 << 10);
         write_big(&mut s).await;
     }))
     .unwrap();
@@ -424,12 +439,9 @@ fn acknowledged_bytes_survive_the_runtime_dropped_while_a_slow_reader_lags() {
     // Unix, and the stream dropped on a plain thread after the runtime is gone.
     let rt = self::rt();
     let (ours, peer) = StdUnix::pair().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut peer = peer;
-        peer.set_read_timeout(Some(BOUND)).unwrap();
-        std::thread::sleep(Duration::from_millis(300));
-        read_to_end_checked(&mut peer, BIG).map_err(|(n, e)| format!("{e} after {n}"))
-    });
+    set_buffer(&ours, libc::SO_SNDBUF, 32 << 10);
+    peer.set_read_timeout(Some(BOUND)).unwrap();
+    let reader = slow_reader(peer);
     let s = rt
         .block_on(rt.spawn(async move {
             ours.set_nonblocking(true).unwrap();
@@ -632,7 +644,8 @@ fn fd_child() {
     assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) }, 0);
     let fds = || std::fs::read_dir("/proc/self/fd").unwrap().count();
     let rt = rt();
-    rt.block_on(async {
+    // A task, as a server's accept loop is (a `block_on` future's writes are never gathered).
+    rt.block_on(rt.spawn(async move {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         println!("port {}", listener.local_addr().unwrap().port());
         let base = fds();
@@ -661,7 +674,8 @@ fn fd_child() {
             most = most.max(fds());
         }
         println!("report {served} {errors} {base} {most}");
-    });
+    }))
+    .unwrap();
 }
 
 #[test]
