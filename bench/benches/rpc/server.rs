@@ -397,45 +397,31 @@ fn serve_floor() {
 }
 
 fn serve_tokio(workers: usize, with_deadline: bool) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers)
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    let listener = rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .expect("bind");
-    println!("PORT {}", listener.local_addr().unwrap().port());
-    io::stdout().flush().ok();
-    rt.spawn(async move {
-        loop {
-            let (stream, _) = match listener.accept().await {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("tokio server: accept: {e}");
-                    continue;
-                }
-            };
-            stream.set_nodelay(true).ok();
-            tokio::spawn(async move {
-                let served = if with_deadline {
-                    deadline::serve_tokio(stream, DEFAULT_MAX_FRAME).await
-                } else {
-                    serve_tokio_conn(stream, DEFAULT_MAX_FRAME).await
-                };
-                if let Err(e) = served {
-                    eprintln!("tokio server: closing a connection: {e}");
-                }
-            });
+    serve_tokio_with(workers, "tokio", move |stream| async move {
+        if with_deadline {
+            deadline::serve_tokio(stream, DEFAULT_MAX_FRAME).await
+        } else {
+            serve_tokio_conn(stream, DEFAULT_MAX_FRAME).await
         }
-    });
-    control_loop();
+    })
 }
 
 /// tokio with replies batched by hand, as careful tokio users write pipelined servers: the
 /// same echo, but each reply is appended to a buffer that is written once the reader's buffer
 /// holds no further request (one `write` per batch the client sent).
 fn serve_tokio_batched(workers: usize) {
+    serve_tokio_with(workers, "tokio-batched", |stream| {
+        serve_tokio_batched_conn(stream, DEFAULT_MAX_FRAME)
+    })
+}
+
+/// A tokio server with `workers` workers whose connections `handler` serves, each in a task
+/// of its own, until stdin closes; `name` labels its errors.
+fn serve_tokio_with<F, Fut>(workers: usize, name: &'static str, handler: F)
+where
+    F: Fn(tokio::net::TcpStream) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = io::Result<u64>> + Send + 'static,
+{
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .enable_all()
@@ -451,14 +437,15 @@ fn serve_tokio_batched(workers: usize) {
             let (stream, _) = match listener.accept().await {
                 Ok(s) => s,
                 Err(e) => {
-                    eprintln!("tokio-batched server: accept: {e}");
+                    eprintln!("{name} server: accept: {e}");
                     continue;
                 }
             };
             stream.set_nodelay(true).ok();
+            let served = handler(stream);
             tokio::spawn(async move {
-                if let Err(e) = serve_tokio_batched_conn(stream, DEFAULT_MAX_FRAME).await {
-                    eprintln!("tokio-batched server: closing a connection: {e}");
+                if let Err(e) = served.await {
+                    eprintln!("{name} server: closing a connection: {e}");
                 }
             });
         }

@@ -163,16 +163,19 @@ impl Items {
 }
 
 /// Every thread's items that may still hold some: registered when a thread first uses a
-/// scope, pruned by [`run_stuck`] once the thread is gone.
+/// scope, pruned by [`run_stuck`] and now and then by a registration once the thread is gone.
 static THREADS: Mutex<Vec<Weak<Items>>> = Mutex::new(Vec::new());
 
 impl State {
     fn new() -> State {
         let items = Arc::new(Items::default());
-        THREADS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(Arc::downgrade(&items));
+        let mut threads = THREADS.lock().unwrap_or_else(|e| e.into_inner());
+        // Threads come and go (runtimes, `block_in_place` carriers): forget the gone ones now
+        // and then, so the list stays bounded by the live ones (amortised: at doublings).
+        if threads.len() >= 64 && threads.len().is_power_of_two() {
+            threads.retain(|t| t.strong_count() > 0);
+        }
+        threads.push(Arc::downgrade(&items));
         State {
             id: 0,
             waker: std::ptr::null(),
