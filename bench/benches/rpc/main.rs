@@ -289,12 +289,13 @@ fn main() {
         println!("\nwrote {}", path.display());
         return;
     }
-    if let Some(long) = policy::requested(&opts.only) {
+    if let Some((long, filter)) = policy::requested(&opts.only) {
         return policy::run(policy::Options {
             quick: opts.quick,
             windows: opts.rounds_given,
             secs: opts.gap_budget,
             long,
+            filter,
         });
     }
     if opts.only.iter().any(|o| o.starts_with("compat")) {

@@ -6,6 +6,7 @@
 //! cargo bench --bench rpc -- --only policy --quick          # 3 windows of 1 s
 //! cargo bench --bench rpc -- --only policy --rounds 6 --gap-secs 10   # 6 windows of 10 s
 //! cargo bench --bench rpc -- --only "policy long"           # only the 60 s row: 6 x 10 s
+//! cargo bench --bench rpc -- --only "policy colocated"      # only the rows whose name has it
 //! ```
 //!
 //! The question: does the default (adaptive) policy end within 1.1x of the better of "always
@@ -58,25 +59,33 @@ pub const GOAL: f64 = 1.1;
 const SPIN_WINDOW: Duration = Duration::from_millis(2);
 
 /// What a row asks of the command line: windows and their length.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Options {
     pub quick: bool,
     pub windows: Option<usize>,
     pub secs: Option<Duration>,
     /// Only the 60 s row.
     pub long: bool,
+    /// Only the rows whose name contains this (`--only "policy colocated"`).
+    pub filter: Option<String>,
 }
 
-/// Whether `--only` asks for this mode (`policy`, or `policy long`).
-pub fn requested(only: &[String]) -> Option<bool> {
-    let named = |w: &str| only.iter().any(|o| o.trim().eq_ignore_ascii_case(w));
-    if named("policy long") {
-        Some(true)
-    } else if named("policy") {
-        Some(false)
-    } else {
-        None
-    }
+/// What `--only` asks of this mode: nothing (`None`), every row (`policy`), the 60 s row
+/// (`policy long`), or the rows whose name contains the words after `policy`.
+pub fn requested(only: &[String]) -> Option<(bool, Option<String>)> {
+    only.iter().find_map(|o| {
+        let o = o.trim();
+        let (head, rest) = o.split_once(' ').unwrap_or((o, ""));
+        if !head.eq_ignore_ascii_case("policy") {
+            return None;
+        }
+        let rest = rest.trim();
+        Some(match rest {
+            "" => (false, None),
+            r if r.eq_ignore_ascii_case("long") => (true, None),
+            r => (false, Some(r.to_ascii_lowercase())),
+        })
+    })
 }
 
 /// A server variant: spinpark with a policy, or the floor.
@@ -431,7 +440,14 @@ pub fn run(opts: Options) {
     } else {
         3
     }));
-    let rows = rows(opts.long);
+    let mut rows = rows(opts.long);
+    if let Some(f) = &opts.filter {
+        rows.retain(|r| r.name.to_ascii_lowercase().contains(f.as_str()));
+        if rows.is_empty() {
+            eprintln!("--only \"policy {f}\": no row's name contains {f:?}");
+            std::process::exit(2);
+        }
+    }
     let runs: usize = rows.iter().map(|r| r.variants.len()).sum();
     eprintln!(
         "policy: {} rows, {runs} servers, {windows} windows of {:.1} s each: about {:.0} s",
