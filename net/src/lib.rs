@@ -58,6 +58,7 @@ mod io_source;
 mod io_traits;
 mod listener;
 mod outbox;
+mod peers;
 pub mod process;
 mod reactor;
 mod readiness;

@@ -75,6 +75,8 @@ pub(crate) struct Reactor {
     park_deadline: AtomicU64,
     base: Instant,
     shut_down: AtomicBool,
+    /// The accepted connections, by where their clients run (`peers.rs`).
+    pub(crate) peers: crate::peers::Peers,
     /// The runtime's clock, which timers follow.
     #[cfg(feature = "test-util")]
     clock: spinpark_executor::driver::Clock,
@@ -172,6 +174,7 @@ impl Reactor {
             park_deadline: AtomicU64::new(0),
             base,
             shut_down: AtomicBool::new(false),
+            peers: crate::peers::Peers::new(),
             #[cfg(feature = "test-util")]
             clock,
         })
@@ -494,6 +497,10 @@ impl Driver for NetDriver {
         // Wakes the timers' wakers: a timer's next poll panics (it can never fire), instead of
         // a `block_on` elsewhere waiting for good.
         r.timers.clear();
+    }
+
+    fn clients_colocated(&self) -> bool {
+        self.0.peers.all_colocated()
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -50,6 +50,8 @@ use crate::sys::{self, SockAddr};
 pub(crate) struct StreamCore<S: AsRawFd> {
     io: IoSource<S>,
     out: Arc<Outbox>,
+    /// An accepted TCP connection is counted by where its client runs (`peers.rs`).
+    peer: Option<crate::peers::PeerTally>,
 }
 
 impl<S: AsRawFd> StreamCore<S> {
@@ -60,7 +62,11 @@ impl<S: AsRawFd> StreamCore<S> {
 
     fn on(io: IoSource<S>) -> Self {
         let out = Outbox::new(io.raw_fd(), io.readiness().clone());
-        StreamCore { io, out }
+        StreamCore {
+            io,
+            out,
+            peer: None,
+        }
     }
 
     /// Registers a connection a listener accepted with that listener's reactor.
@@ -91,6 +97,15 @@ impl<S: AsRawFd> StreamCore<S> {
 
     pub(crate) fn get(&self) -> &S {
         self.io.get()
+    }
+
+    /// Counts this connection, accepted from `peer`, with its reactor's clients.
+    pub(crate) fn tally_peer(&mut self, peer: &std::net::SocketAddr) {
+        self.peer = Some(crate::peers::tally(
+            self.io.reactor(),
+            self.io.raw_fd(),
+            peer,
+        ));
     }
 
     /// Deregisters and hands back the socket (still non-blocking), after sending what the

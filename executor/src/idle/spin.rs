@@ -95,6 +95,30 @@
 //! parking only once the scheduler has placed it next to the server, a few parked periods in
 //! a row.
 //!
+//! # Clients on our own CPUs
+//!
+//! A client on the same machine and on the same CPUs (a benchmark on a laptop, a sidecar) is
+//! the one case where what the server can time misleads it. A spinner answers such a client
+//! by waking it on the other CPU (on a VM whose idle vCPU halts, a costly wake-up, in the
+//! client's round trip but not in `d`), where a parked server is woken on the client's CPU
+//! and answers it there cheaply; and the parked server's own wake-up is in `d`. On the 2-vCPU
+//! AMD guest this was measured on (100 µs between requests), `d` was 22 µs longer parked
+//! than spinning (158 against 136 µs, in short and long runs of parked periods alike) while
+//! the client's round trip was 2 µs shorter (18.8 against 20.9 µs), and the spinner took 12x
+//! the CPU per request. The shared-CPU signal cannot stand in for the missing measurement:
+//! such a client uses a few hundredths of a core, around its threshold.
+//!
+//! So the reactor says it: [`SpinPolicy::clients_colocated`] (from `Driver::clients_colocated`,
+//! which the worker asks at the start of each idle period) is true while every accepted TCP
+//! connection comes from a client whose segments arrive on one of this process's CPUs over
+//! a local address (`net/src/peers.rs`). Then the CPUs count as shared, and a spinning
+//! period's cost in the probes' comparison is its `d` plus a quarter of it (about the time
+//! it spun, which the client could not use) plus the tie (`mode.rs`). The probes still
+//! decide: at 100 µs gaps on that host parking wins them (158 µs against 136 + 34 + 8), while
+//! a client whose requests come back to back, where spinning answers tens of µs sooner than a
+//! wake-up, keeps its spinning. A single client elsewhere ends the charge. A fixed window
+//! ignores all of it.
+//!
 //! # When to probe
 //!
 //! The probe schedule (`probe.rs`) makes runs due at a rate that follows the evidence: fast
@@ -147,10 +171,11 @@
 //! * **A busy neighbour on the server's CPU**: the spinner's first yields lose whole slices,
 //!   the share is near one, and parking holds, for up to a second at a time while the
 //!   neighbour stays; a parked worker is woken by the event and preempts the neighbour.
-//! * **Client and server on the same CPUs** (colocated): whether spinning answers sooner
-//!   depends on the host (where the scheduler hands a woken worker the waking CPU, parking
-//!   answers sooner; elsewhere a spinner on the other CPU does). The shared-CPU signal makes
-//!   the probes run fast and long and gives ties to parking; the probes' evidence decides.
+//! * **Client and server on the same CPUs** (colocated): the reactor says so, a spinning
+//!   period is charged a quarter of its `d` on top, and the probes decide with that: at
+//!   100 µs gaps they park (on the AMD guest, p50 and CPU per request then equal park-only's;
+//!   see "Clients on our own CPUs"). The shared-CPU signal, when it fires, also makes the
+//!   probes run fast and long and gives ties to parking.
 //! * **Gaps longer than the window can pay for** (`pay_for_itself.rs`), or a spent budget:
 //!   the window drops to its minimum, or nobody spins until the budget allows it again.
 //!
@@ -178,6 +203,7 @@ mod sprt;
 mod tests;
 mod window;
 
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use budget::Budget;
@@ -303,6 +329,10 @@ pub(crate) struct SpinPolicy {
     regime: Regime,
     share: Share,
     contention: Contention,
+    /// Every accepted connection's client runs on our CPUs (the driver says so), and whether
+    /// that just started (for fast probing): see "Clients on our own CPUs".
+    colocated: AtomicBool,
+    colocated_news: AtomicBool,
     /// Where the policy's clock starts.
     clock: Instant,
 }
@@ -337,6 +367,8 @@ impl SpinPolicy {
             regime: Regime::new(window),
             share,
             contention: Contention::new(),
+            colocated: AtomicBool::new(false),
+            colocated_news: AtomicBool::new(false),
             clock: Instant::now(),
         }
     }
@@ -385,9 +417,26 @@ impl SpinPolicy {
         self.mode.since_flip(now)
     }
 
-    /// Whether other processes' load on this runtime's CPUs counts as sharing them at `now`.
+    /// Whether other processes' load on this runtime's CPUs counts as sharing them at `now`,
+    /// or the clients of every accepted connection run on them.
     pub(crate) fn cpus_shared(&self, now: Nanos) -> bool {
-        self.share.is_shared(now)
+        self.share.is_shared(now) || self.colocated()
+    }
+
+    /// The driver says whether the clients of every connection it accepted run on this
+    /// runtime's CPUs (`Driver::clients_colocated`); the worker tells the policy at the start
+    /// of each idle period. A fixed window ignores it.
+    pub(crate) fn clients_colocated(&self, yes: bool) {
+        if self.adaptive && self.colocated.load(Relaxed) != yes {
+            self.colocated.store(yes, Relaxed);
+            if yes {
+                self.colocated_news.store(true, Relaxed);
+            }
+        }
+    }
+
+    fn colocated(&self) -> bool {
+        self.colocated.load(Relaxed)
     }
 
     /// The decision for an idle period starting `now` on `worker`; `busy`: another worker is
@@ -423,7 +472,8 @@ impl SpinPolicy {
             return 0;
         }
         let n = self.schedule.begin_period();
-        if self.share.poll(now) {
+        let news = self.colocated_news.load(Relaxed) && self.colocated_news.swap(false, Relaxed);
+        if self.share.poll(now) || news {
             // The CPUs just started counting as shared: look again, quickly.
             self.schedule.faster(n);
         }
@@ -473,7 +523,7 @@ impl SpinPolicy {
     /// the first of a run that is due. Every period of a park-probe run needs a quiet moment.
     fn probe(&self, n: u32, now: Nanos, worker: usize, busy: bool, parking: bool) -> Option<Run> {
         // With shared CPUs, park-probe runs are longer (`probe.rs`).
-        let len = if !parking && self.share.is_shared(now) {
+        let len = if !parking && self.cpus_shared(now) {
             RUN_SHARED
         } else {
             RUN
@@ -530,7 +580,7 @@ impl SpinPolicy {
         let n = self.schedule.periods_begun();
         let d = d.min(u32::MAX as u64) as u32;
         self.learn_window(decision, spun, d, n);
-        let shared = self.share.is_shared(now);
+        let shared = self.cpus_shared(now);
         self.learn_mode(decision.kind, d, now, n, shared);
         self.check_regime(shared, n);
     }
@@ -570,7 +620,7 @@ impl SpinPolicy {
             }
             Kind::ParkProbe(Run { last: true, .. }) | Kind::SpinProbe(Run { last: true, .. }) => {
                 let parked = matches!(kind, Kind::ParkProbe(_));
-                if let Some(cheaper) = self.mode.probe(parked, d, shared) {
+                if let Some(cheaper) = self.mode.probe(parked, d, shared, self.colocated()) {
                     self.weigh(cheaper, parked, now, n);
                 }
             }
@@ -600,7 +650,7 @@ impl SpinPolicy {
     /// The test restarts at `now`: the regime it restarts in becomes the reference.
     fn restart_regime(&self, now: Nanos) {
         self.regime
-            .restart(self.window.current(), self.share.is_shared(now));
+            .restart(self.window.current(), self.cpus_shared(now));
     }
 
     /// If the regime moved away from the one the test started in (the CPUs `shared` or not

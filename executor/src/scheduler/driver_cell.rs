@@ -42,6 +42,15 @@ pub trait Driver: Send + Sync + 'static {
     /// runtime shuts down may be shut down by both), and should make later registrations fail.
     fn shutdown(&self);
 
+    /// Whether every connection the driver accepted and still holds comes from a client that
+    /// runs on this runtime's own CPUs (a client on the same machine), and there is at least
+    /// one. The spin policy then weighs the CPU its spinning takes from that client
+    /// (`idle/spin.rs`, "Clients on our own CPUs"). Called at the start of every idle period:
+    /// it must be cheap. The default says no.
+    fn clients_colocated(&self) -> bool {
+        false
+    }
+
     /// For downcasting to the concrete reactor.
     fn as_any(&self) -> &dyn Any;
 }

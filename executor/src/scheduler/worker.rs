@@ -432,6 +432,9 @@ impl<'a> Worker<'a> {
         // Busy: another worker is awake or work is queued; the policy runs no park probe
         // then (it would measure the others, or queueing: idle/spin.rs, "When to probe").
         let busy = shared.idle.others_awake() || !shared.queues.injector_is_empty();
+        // Whether the clients share our CPUs, which the policy cannot time (idle/spin.rs,
+        // "Clients on our own CPUs"): an atomic load in the reactor.
+        policy.clients_colocated(shared.driver.get().is_some_and(|d| d.clients_colocated()));
         let decision = policy.begin(began, self.state.index, busy);
         if decision.parks_by_choice() {
             bump(&counters.parked_by_choice);

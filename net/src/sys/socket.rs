@@ -425,6 +425,36 @@ pub(crate) fn connect(fd: RawFd, addr: &SockAddr) -> io::Result<bool> {
     }
 }
 
+/// The address `fd` is bound to.
+pub(crate) fn local_addr(fd: RawFd) -> io::Result<SockAddr> {
+    let mut addr = SockAddr::empty();
+    // SAFETY: the kernel writes at most `addr.len` bytes into the storage and updates the
+    // length.
+    let r = unsafe { libc::getsockname(fd, addr.as_mut_ptr(), &mut addr.len) };
+    check(r)?;
+    Ok(addr)
+}
+
+/// The CPU that processed the last segment `fd` received (`SO_INCOMING_CPU`): over loopback,
+/// the CPU its peer sent from.
+pub(crate) fn incoming_cpu(fd: RawFd) -> io::Result<usize> {
+    let cpu = getsockopt_int(fd, libc::SOL_SOCKET, libc::SO_INCOMING_CPU)?;
+    usize::try_from(cpu).map_err(|_| io::Error::other("SO_INCOMING_CPU: no CPU recorded"))
+}
+
+/// The CPUs the calling thread may run on, indexed by CPU number.
+pub(crate) fn affinity() -> io::Result<Vec<bool>> {
+    // SAFETY: cpu_set_t is a plain bit set (all-zero is empty).
+    let mut set: libc::cpu_set_t = unsafe { mem::zeroed() };
+    // SAFETY: sched_getaffinity writes at most the given size into the set on our stack.
+    let r = unsafe { libc::sched_getaffinity(0, mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    check(r)?;
+    Ok((0..libc::CPU_SETSIZE as usize)
+        // SAFETY: CPU_ISSET reads one bit of the set, and `c` is below CPU_SETSIZE.
+        .map(|c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect())
+}
+
 /// The address of `fd`'s peer: fails with `ENOTCONN` unless it is connected.
 pub(crate) fn peer_addr(fd: RawFd) -> io::Result<SockAddr> {
     let mut addr = SockAddr::empty();

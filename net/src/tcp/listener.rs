@@ -173,8 +173,10 @@ impl TcpListener {
     /// # });
     /// ```
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
-        let (core, addr) = ready!(self.core.poll_accept(cx))?;
-        Poll::Ready(Ok((TcpStream { core }, addr.to_inet()?)))
+        let (mut core, addr) = ready!(self.core.poll_accept(cx))?;
+        let addr = addr.to_inet()?;
+        core.tally_peer(&addr);
+        Poll::Ready(Ok((TcpStream { core }, addr)))
     }
 
     /// The accepted connections as a `Stream` (it never ends).
