@@ -185,6 +185,46 @@
 //!   per idle period that found work; the `found_work_then_more_queued` loom model checks it
 //!   (and `more_read_before_the_cas_strands_work` shows the model catches the old order).
 //!
+//! A producer that saw a `WAKING` (or `DRIVER_WAKING`) relied on the worker that takes it,
+//! and that may be a parker whose re-check found work: it takes the wake-up in its
+//! un-announcement (`Word::unannounce`) and runs what it found. So it, too, then fences and
+//! looks at the queues once more, and wakes one parked worker if anything is queued, as a
+//! spinner that found work does. Without that, a second task pushed while the wake-up was
+//! pending waited behind the parker's first, however long that ran, with the worker the
+//! wake-up was decided for asleep (`parker_took_the_wake_up_then_more_queued` models it).
+//!
+//! ## Every queue
+//!
+//! "The queues" in this argument are every place a worker other than the pusher may take a
+//! task from: the injector and every worker's local queue (the LIFO slot is the exception:
+//! its owner runs it next, and once the owner's poll has run long the watchdog and the stuck
+//! LIFO steal take over, `scheduler/lifo.rs`). Every re-check reads them all, because the
+//! task a producer left to a looker may be in any of them by the time the looker stops: in a
+//! busy worker's queue (its push saw a spinner and woke nobody), or in the queue of a worker
+//! that took a batch of which the looker stole half. If the looker read only its own queue
+//! and the injector, that task would wait behind the busy worker's task, which may block for
+//! seconds, while the other workers sleep: tasks spawned at once from `block_on`, each of
+//! which blocks its worker, did not all start (`tests/spread.rs`).
+//!
+//! Tasks also move between queues: a worker that takes a batch (from the injector, or half
+//! of a peer's queue) runs one and keeps the rest in its own queue, and a LIFO task that
+//! waited too long goes behind the queue. The batch leaves the old queue before it appears
+//! in the new one, so a looker's re-check can miss it in flight. So a move is a push like any
+//! other: a worker that is not looking (a busy worker between tasks) notifies when a move
+//! left tasks in its queue (push, fence, load of the word), and a worker that is looking (a
+//! spinner, or a parker in its re-check) counts them in its own re-check when it stops
+//! looking. The argument above then holds for the last queue each task landed in, and so:
+//! **no task waits in a queue while a worker sleeps and nobody is looking**; whatever the
+//! worker that holds the queue then runs, however long, another worker comes for the task.
+//! The `stolen_half_then_more_queued` and `batch_moved_while_the_spinner_looks` loom models
+//! check it, and their twins that read fewer queues, or do not notify after a move, strand
+//! the task.
+//!
+//! None of this adds a wake-up where nobody would miss it: a worker is woken only when a task
+//! is queued, nobody is looking, and a worker is parked, which is exactly when a task pushed
+//! from outside would wake one; a re-check costs a fence and two loads per queue, once per
+//! idle period that found work, and a move costs a fence and a load of the word.
+//!
 //! # The reactor may appear late
 //!
 //! A runtime gets its reactor when the first socket or timer is made, which may be after
@@ -247,8 +287,9 @@ pub(crate) const WATCH_PERIOD: Duration = Duration::from_millis(4);
 /// How a call to [`Idle::park`] ended.
 #[derive(Debug)]
 pub(crate) enum Parked<T> {
-    /// The re-check after announcing found this work; the worker never blocked.
-    Work(T),
+    /// The re-check after announcing found this work; the worker never blocked. The `Woke`
+    /// is whom it then woke for the work still queued.
+    Work(T, Woke),
     /// The worker blocked and was woken (or the reactor returned); it is now a spinner.
     Woken,
     /// The runtime is shutting down.
@@ -386,8 +427,20 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
             // It parks next, and the announcement re-checks every queue.
             return Woke::Nobody;
         }
-        // SeqCst fence: the removal (a store) above, then this fence, then the loads of the
-        // queues, against a producer's push, fence, load of the word.
+        self.stopped_looking(more_work, unpark_driver)
+    }
+
+    /// A worker that was relied on to look for work (a spinner, or a parker that took a
+    /// wake-up in its un-announcement) has just stopped looking, with work in hand, by a
+    /// change of the word: if `more_work` is queued anywhere, it wakes one parked worker
+    /// unless somebody else is looking (see "Why no wake-up is lost").
+    fn stopped_looking(
+        &self,
+        more_work: impl FnOnce() -> bool,
+        unpark_driver: impl FnOnce(),
+    ) -> Woke {
+        // SeqCst fence: the change of the word (a store) just before, then this fence, then
+        // the loads of the queues, against a producer's push, fence, load of the word.
         fence(SeqCst);
         if !more_work() {
             return Woke::Nobody;
@@ -418,7 +471,10 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
 
     /// Parks the calling worker, which is awake and not spinning.
     ///
-    /// `recheck` scans every queue once after the announcement. `drive`, when given, blocks in
+    /// `recheck` scans every queue once after the announcement; if it finds work, the worker
+    /// un-announces, then looks at every queue once more (`more_work`) and wakes one parked
+    /// worker for what is still queued, as a spinner that found work does (`unpark_driver` if
+    /// that is the driver; the `Woke` in [`Parked::Work`] says whom). `drive`, when given, blocks in
     /// the reactor until an event, a timer, or an unpark; the worker uses it only when it is
     /// the last awake worker, the watchdog asked for a driver, or `others_stuck` (it saw
     /// another worker stuck in a long poll) while nobody spins; otherwise it sleeps on the
@@ -431,6 +487,8 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
         now: Nanos,
         others_stuck: bool,
         mut recheck: impl FnMut() -> Option<T>,
+        more_work: impl FnOnce() -> bool,
+        unpark_driver: impl FnOnce(),
         mut drive: Option<&mut dyn FnMut()>,
         driver_appeared: impl FnOnce() -> bool,
     ) -> Parked<T> {
@@ -448,7 +506,13 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
         fence(SeqCst);
         if let Some(work) = recheck() {
             self.update(|w| Ok((w.unannounce(as_driver), ())));
-            return Parked::Work(work);
+            // The un-announcement may have taken a wake-up meant for work that producers then
+            // left to the worker it picked (they saw it looking), and the re-check may have
+            // moved a batch into this worker's queue: either way this worker must not take
+            // its task and leave the rest queued while the others sleep. See "Why no wake-up
+            // is lost", "Every queue".
+            let woke = self.stopped_looking(more_work, unpark_driver);
+            return Parked::Work(work, woke);
         }
         // The same fence orders the announcement before this load of the reactor's slot,
         // against the installer's store / fence / load of the word: if we were the worker
