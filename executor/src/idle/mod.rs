@@ -288,8 +288,9 @@ pub(crate) const WATCH_PERIOD: Duration = Duration::from_millis(4);
 #[derive(Debug)]
 pub(crate) enum Parked<T> {
     /// The re-check after announcing found this work; the worker never blocked. The `Woke`
-    /// is whom it then woke for the work still queued.
-    Work(T, Woke),
+    /// is whom it then woke for the work still queued (for the worker's metrics, which the
+    /// loom models leave out).
+    Work(T, #[cfg_attr(loom, allow(dead_code))] Woke),
     /// The worker blocked and was woken (or the reactor returned); it is now a spinner.
     Woken,
     /// The runtime is shutting down.
