@@ -104,8 +104,7 @@ impl Model {
             0,
             false,
             || recheck().then_some(()),
-            more,
-            unpark_driver,
+            (more, unpark_driver),
             drive,
             driver_appeared,
         );

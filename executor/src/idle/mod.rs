@@ -473,9 +473,10 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
     /// Parks the calling worker, which is awake and not spinning.
     ///
     /// `recheck` scans every queue once after the announcement; if it finds work, the worker
-    /// un-announces, then looks at every queue once more (`more_work`) and wakes one parked
-    /// worker for what is still queued, as a spinner that found work does (`unpark_driver` if
-    /// that is the driver; the `Woke` in [`Parked::Work`] says whom). `drive`, when given, blocks in
+    /// un-announces, then looks at every queue once more (the pair's `more_work`) and wakes
+    /// one parked worker for what is still queued, as a spinner that found work does (the
+    /// pair's `unpark_driver` if that is the driver; the `Woke` in [`Parked::Work`] says
+    /// whom). `drive`, when given, blocks in
     /// the reactor until an event, a timer, or an unpark; the worker uses it only when it is
     /// the last awake worker, the watchdog asked for a driver, or `others_stuck` (it saw
     /// another worker stuck in a long poll) while nobody spins; otherwise it sleeps on the
@@ -488,8 +489,7 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
         now: Nanos,
         others_stuck: bool,
         mut recheck: impl FnMut() -> Option<T>,
-        more_work: impl FnOnce() -> bool,
-        unpark_driver: impl FnOnce(),
+        (more_work, unpark_driver): (impl FnOnce() -> bool, impl FnOnce()),
         mut drive: Option<&mut dyn FnMut()>,
         driver_appeared: impl FnOnce() -> bool,
     ) -> Parked<T> {

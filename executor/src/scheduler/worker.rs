@@ -556,8 +556,7 @@ impl<'a> Worker<'a> {
                 now,
                 stuck,
                 || self.next_work(),
-                || self.more_work_queued(),
-                || shared.unpark_driver(),
+                (|| self.more_work_queued(), || shared.unpark_driver()),
                 drive,
                 || shared.driver.get().is_some(),
             );
