@@ -11,7 +11,10 @@
 //! wake-up in the epoll set that spinners poll) and expect loom's deadlock
 //! report: they show that these models can fail. The `busy_worker_*` models add a worker
 //! that never returns from its task and the watchdog thread; their twins without the
-//! watchdog are the protocol before it existed, and deadlock.
+//! watchdog are the protocol before it existed, and deadlock. The last group (`Runq`) models
+//! the queues as the scheduler has them, an injector and a queue per worker with batch
+//! steals, beside workers whose first task blocks them for good: what a worker that stops
+//! looking for work must re-check (`src/idle/mod.rs`, "Every queue").
 #![cfg(loom)]
 
 use loom::sync::atomic::{
@@ -839,12 +842,12 @@ fn block_in_place_without_handoff_deadlocks() {
 }
 
 /// The run queues as the scheduler has them (`src/idle/mod.rs`, "Every queue"), as counts:
-/// the injector and one queue per worker. A worker looks in its own queue, then takes a batch
-/// of the injector (all of it: crossbeam's `Injector::steal_batch_and_pop` takes up to 33),
-/// then half of another worker's queue (crossbeam's `Stealer::steal_batch_and_pop` takes one
-/// to run and (n - 1) / 2 more of n). A batch leaves its queue before it lands in the thief's,
-/// as in crossbeam, whose thief publishes its queue's new back only after taking the tasks
-/// off the other.
+/// the injector and one queue per worker. A worker looks in its own queue, then takes half of
+/// the injector, then half of another worker's queue, rounding up (crossbeam's
+/// `steal_batch_and_pop`, on the injector and on a stealer alike: one task to run and the rest
+/// of the half into the thief's queue). A batch leaves its queue before it lands in the
+/// thief's, as in crossbeam, whose thief publishes its queue's new back only after taking the
+/// tasks off the other.
 struct Runq {
     injector: AtomicUsize,
     local: Vec<AtomicUsize>,
@@ -882,11 +885,11 @@ impl Runq {
         }
     }
 
-    /// Takes `all` of `from`, or half of it rounded up; returns how many (0: it was empty).
-    fn take_off(from: &AtomicUsize, all: bool) -> usize {
+    /// Takes half of `from`, rounded up; returns how many (0: it was empty).
+    fn take_off(from: &AtomicUsize) -> usize {
         let mut n = from.load(SeqCst);
         while n > 0 {
-            let k = if all { n } else { n.div_ceil(2) };
+            let k = n.div_ceil(2);
             match from.compare_exchange(n, n - k, SeqCst, SeqCst) {
                 Ok(_) => return k,
                 Err(a) => n = a,
@@ -907,12 +910,12 @@ impl Runq {
             }
         }
         let workers = self.local.len();
-        let mut k = Self::take_off(&self.injector, true);
+        let mut k = Self::take_off(&self.injector);
         for v in (1..workers).map(|d| (me + d) % workers) {
             if k > 0 {
                 break;
             }
-            k = Self::take_off(&self.local[v], false);
+            k = Self::take_off(&self.local[v]);
         }
         if k == 0 {
             return None;
@@ -942,10 +945,10 @@ impl Runq {
 }
 
 /// Worker `me`, whose first task blocks it for good (a sleep loop, as far as the runtime can
-/// tell): it looks for work as the worker loop does, starting busy (between two tasks), and
-/// once it took a task it never looks at the queues again.
-fn blocking_worker(m: &Model, q: &Runq, me: usize, rules: Rules) {
-    let mut spinning = false;
+/// tell): it looks for work as the worker loop does, starting busy (between two tasks) or,
+/// if `spinning`, as a spinner (the caller counted it), and once it took a task it never looks
+/// at the queues again.
+fn blocking_worker(m: &Model, q: &Runq, me: usize, rules: Rules, mut spinning: bool) {
     loop {
         if let Some(moved) = q.take(me) {
             if spinning {
@@ -977,25 +980,26 @@ fn blocking_worker(m: &Model, q: &Runq, me: usize, rules: Rules) {
     }
 }
 
-/// Tasks spawned at once from `block_on`, each blocking its worker: worker 0, spinning, took
-/// the whole burst of three from the injector, and runs one; the other two workers must
-/// start the other two. The one it wakes steals half of the two left (one), and has nothing
-/// in its own queue or the injector: only a look at worker 0's queue sees the third.
-fn stolen_half(rules: Rules) {
+/// Tasks spawned at once from `block_on`, each blocking its worker: a burst of three in the
+/// injector, one notify, which sees worker 0 spinning. Worker 0 may take half of the burst
+/// (two: one to run, one into its queue) and wake a parked worker for the rest; the one
+/// woken may take the third from the injector, and then has nothing in its own queue or the
+/// injector: only a look at worker 0's queue sees the second.
+fn batch_taken(rules: Rules) {
     loom::model(move || {
         // `std`'s Arc: see `run_reactor`.
         let m = std::sync::Arc::new(Model::new(3, 1));
         let q = std::sync::Arc::new(Runq::new(3, 3));
         assert!(m.try_start_spinning());
         let mut threads = Vec::new();
-        for me in 1..3 {
+        for me in 0..3 {
             let (m, q) = (m.clone(), q.clone());
-            threads.push(thread::spawn(move || blocking_worker(&m, &q, me, rules)));
+            threads.push(thread::spawn(move || {
+                blocking_worker(&m, &q, me, rules, me == 0)
+            }));
         }
-        // Worker 0: the batch lands in its queue, it stops spinning, and runs its task.
-        q.local[0].fetch_add(2, SeqCst);
-        m.stop_spinning(true, || q.more(0, rules.every_queue), || {});
-        q.start(&m);
+        q.injector.fetch_add(3, SeqCst);
+        m.notify(|| {});
         for t in threads {
             t.join().unwrap();
         }
@@ -1004,35 +1008,38 @@ fn stolen_half(rules: Rules) {
 }
 
 #[test]
-fn stolen_half_then_more_queued() {
-    stolen_half(RULES);
+fn batch_taken_then_more_queued() {
+    batch_taken(RULES);
 }
 
-/// The re-check as it was (its own queue and the injector): the third task waits behind
+/// The re-check as it was (its own queue and the injector): the second task waits behind
 /// worker 0's for good while worker 2 sleeps, reported as a deadlock. Shows the model fails.
 #[test]
 #[should_panic(expected = "deadlock")]
-fn stolen_half_own_queue_only_strands_work() {
-    stolen_half(Rules {
+fn batch_taken_own_queue_only_strands_work() {
+    batch_taken(Rules {
         every_queue: false,
         ..RULES
     });
 }
 
-/// A spinner (worker 0) found a task and stops looking while a producer's two tasks, left to
-/// it, move: worker 1, busy between tasks, takes both from the injector as a batch, runs one
-/// and keeps the other in its queue. The batch is off the injector before it is in worker
-/// 1's queue, so the spinner's re-check may see neither; worker 2 is parked.
+/// A spinner (worker 0) found a task and stops looking while a producer's three tasks, left
+/// to it, move: worker 1, busy between tasks, takes half of them from the injector as a
+/// batch, runs one and keeps the other in its queue. The batch is off the injector before it
+/// is in worker 1's queue, so the spinner's re-check may see neither of them (only the third,
+/// still in the injector, which worker 2 may then take); worker 3 is parked.
 fn batch_moved(rules: Rules) {
     loom::model(move || {
         // `std`'s Arc: see `run_reactor`.
-        let m = std::sync::Arc::new(Model::new(3, 1));
-        let q = std::sync::Arc::new(Runq::new(3, 3));
+        let m = std::sync::Arc::new(Model::new(4, 1));
+        let q = std::sync::Arc::new(Runq::new(4, 4));
         assert!(m.try_start_spinning());
         let mut threads = Vec::new();
-        for me in 1..3 {
+        for me in 1..4 {
             let (m, q) = (m.clone(), q.clone());
-            threads.push(thread::spawn(move || blocking_worker(&m, &q, me, rules)));
+            threads.push(thread::spawn(move || {
+                blocking_worker(&m, &q, me, rules, false)
+            }));
         }
         let (m0, q0) = (m.clone(), q.clone());
         threads.push(thread::spawn(move || {
@@ -1040,13 +1047,13 @@ fn batch_moved(rules: Rules) {
             m0.stop_spinning(true, || q0.more(0, rules.every_queue), || {});
             q0.start(&m0);
         }));
-        // The producer: a burst of two, one notify.
-        q.injector.fetch_add(2, SeqCst);
+        // The producer: a burst of three, one notify.
+        q.injector.fetch_add(3, SeqCst);
         m.notify(|| {});
         for t in threads {
             t.join().unwrap();
         }
-        assert_eq!(q.started.load(SeqCst), 3);
+        assert_eq!(q.started.load(SeqCst), 4);
     });
 }
 
@@ -1078,7 +1085,9 @@ fn parker_took_the_wake_up(rules: Rules) {
         let mut threads = Vec::new();
         for me in 0..2 {
             let (m, q) = (m.clone(), q.clone());
-            threads.push(thread::spawn(move || blocking_worker(&m, &q, me, rules)));
+            threads.push(thread::spawn(move || {
+                blocking_worker(&m, &q, me, rules, false)
+            }));
         }
         for _ in 0..2 {
             q.injector.fetch_add(1, SeqCst);
@@ -1102,6 +1111,52 @@ fn parker_took_the_wake_up_then_more_queued() {
 #[should_panic(expected = "deadlock")]
 fn parker_took_the_wake_up_without_looking_again_strands_work() {
     parker_took_the_wake_up(Rules {
+        after_unannounce: false,
+        ..RULES
+    });
+}
+
+/// tokio's `yield_defers_until_park` hung this way: a producer pushes two tasks, notifying
+/// after each, and both notifies see a spinner and wake nobody. The spinner's window runs
+/// out before it sees them; it parks, and its re-check takes half of the injector (one task,
+/// which blocks it) and leaves the other there. The other worker is asleep, and the watchdog
+/// looks only behind stuck workers, not in the injector: so the re-check that found work must
+/// look again once the worker is out.
+fn spinner_gave_up(rules: Rules) {
+    loom::model(move || {
+        // `std`'s Arc: see `run_reactor`.
+        let m = std::sync::Arc::new(Model::new(2, 1));
+        let q = std::sync::Arc::new(Runq::new(2, 2));
+        assert!(m.try_start_spinning());
+        let mut threads = Vec::new();
+        for me in 0..2 {
+            let (m, q) = (m.clone(), q.clone());
+            threads.push(thread::spawn(move || {
+                blocking_worker(&m, &q, me, rules, me == 0)
+            }));
+        }
+        for _ in 0..2 {
+            q.injector.fetch_add(1, SeqCst);
+            m.notify(|| {});
+        }
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(q.started.load(SeqCst), 2);
+    });
+}
+
+#[test]
+fn spinner_gave_up_then_its_recheck_found_work() {
+    spinner_gave_up(RULES);
+}
+
+/// Without the look after the un-announcement: the second task stays in the injector for
+/// good while the other worker sleeps.
+#[test]
+#[should_panic(expected = "deadlock")]
+fn spinner_gave_up_without_looking_again_strands_work() {
+    spinner_gave_up(Rules {
         after_unannounce: false,
         ..RULES
     });

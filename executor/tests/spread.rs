@@ -4,8 +4,9 @@
 //! their own, without the watchdog having to wake anybody for them.
 //!
 //! How: every worker parks first (the runtime is idle), then `block_on` spawns the tasks in a
-//! burst into the injector. The first worker woken takes the whole burst as a batch; each
-//! worker woken after it steals half of what another holds. The runtime has no reactor here,
+//! burst into the injector. The first worker woken takes half of the burst as a batch (one to
+//! run, the rest into its queue); each worker woken after it takes from the injector or steals
+//! half of what another holds. The runtime has no reactor here,
 //! so `RuntimeMetrics::watchdog_wakes` counts only the wake-ups the watchdog issued for work
 //! queued behind a stuck worker: it stays 0 when every task found a worker through the idle
 //! protocol, and a task stranded behind a blocked worker shows up there (it starts only once

@@ -173,7 +173,9 @@
 //! A producer that saw `spinners > 0` relied on a spinner, which ends in one of two ways:
 //!
 //! * **It gives up**: it removes itself, then parks, which announces, fences and re-checks:
-//!   the argument above, with the spinner as the worker.
+//!   the argument above, with the spinner as the worker. If the re-check finds work, the
+//!   worker takes one task (with a batch: half of a queue, the injector's included) and may
+//!   leave the producer's behind; so it looks again once it is out (below).
 //! * **It found work**: it removes itself (a store), fences, then loads the queues to decide
 //!   the chain wake: the same store / fence / load shape. If its fence comes first, the
 //!   producer's load sees it gone and wakes somebody (unless another worker is looking, who
@@ -185,13 +187,20 @@
 //!   per idle period that found work; the `found_work_then_more_queued` loom model checks it
 //!   (and `more_read_before_the_cas_strands_work` shows the model catches the old order).
 //!
-//! A producer that saw a `WAKING` (or `DRIVER_WAKING`) relied on the worker that takes it,
-//! and that may be a parker whose re-check found work: it takes the wake-up in its
-//! un-announcement (`Word::unannounce`) and runs what it found. So it, too, then fences and
-//! looks at the queues once more, and wakes one parked worker if anything is queued, as a
-//! spinner that found work does. Without that, a second task pushed while the wake-up was
-//! pending waited behind the parker's first, however long that ran, with the worker the
-//! wake-up was decided for asleep (`parker_took_the_wake_up_then_more_queued` models it).
+//! A parker whose re-check found work may have been relied on twice over: as the spinner it
+//! was until its window ran out (a producer that saw it spinning woke nobody), and through a
+//! `WAKING` (or `DRIVER_WAKING`) that it takes in its un-announcement (`Word::unannounce`): a
+//! producer that saw the wake-up pending woke nobody either. Its re-check takes one task, or
+//! half of a queue (crossbeam's batch steal), and leaves the rest. So after the
+//! un-announcement (a change of the word) it fences, looks at every queue once more, and
+//! wakes one parked worker if anything is queued, as a spinner that found work does.
+//! Without that, tasks spawned at once could be left in the injector, behind a task that
+//! blocks the worker that took the first, with the others asleep, for good: the watchdog
+//! looks only behind stuck workers (tokio's `yield_defers_until_park` hung this way: two
+//! spinners gave up, their re-checks took one task each from the injector, and the third
+//! stayed there; the `spinner_gave_up_then_its_recheck_found_work` and
+//! `parker_took_the_wake_up_then_more_queued` loom models, and their twins that do not
+//! look again, which deadlock).
 //!
 //! ## Every queue
 //!
@@ -201,10 +210,11 @@
 //! LIFO steal take over, `scheduler/lifo.rs`). Every re-check reads them all, because the
 //! task a producer left to a looker may be in any of them by the time the looker stops: in a
 //! busy worker's queue (its push saw a spinner and woke nobody), or in the queue of a worker
-//! that took a batch of which the looker stole half. If the looker read only its own queue
-//! and the injector, that task would wait behind the busy worker's task, which may block for
-//! seconds, while the other workers sleep: tasks spawned at once from `block_on`, each of
-//! which blocks its worker, did not all start (`tests/spread.rs`).
+//! that took half of a burst from the injector while the looker took the rest. If the looker
+//! read only its own queue and the injector, that task would wait behind the busy worker's
+//! task, which may block for seconds, while the other workers sleep: of tasks spawned at once
+//! from `block_on`, each of which blocks its worker, one waited until the watchdog saw the
+//! worker stuck (`tests/spread.rs`).
 //!
 //! Tasks also move between queues: a worker that takes a batch (from the injector, or half
 //! of a peer's queue) runs one and keeps the rest in its own queue, and a LIFO task that
@@ -216,7 +226,7 @@
 //! looking. The argument above then holds for the last queue each task landed in, and so:
 //! **no task waits in a queue while a worker sleeps and nobody is looking**; whatever the
 //! worker that holds the queue then runs, however long, another worker comes for the task.
-//! The `stolen_half_then_more_queued` and `batch_moved_while_the_spinner_looks` loom models
+//! The `batch_taken_then_more_queued` and `batch_moved_while_the_spinner_looks` loom models
 //! check it, and their twins that read fewer queues, or do not notify after a move, strand
 //! the task.
 //!
@@ -507,11 +517,10 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
         fence(SeqCst);
         if let Some(work) = recheck() {
             self.update(|w| Ok((w.unannounce(as_driver), ())));
-            // The un-announcement may have taken a wake-up meant for work that producers then
-            // left to the worker it picked (they saw it looking), and the re-check may have
-            // moved a batch into this worker's queue: either way this worker must not take
-            // its task and leave the rest queued while the others sleep. See "Why no wake-up
-            // is lost", "Every queue".
+            // Producers may have left work to this worker (the spinner it was until its
+            // window ran out, or the wake-up its un-announcement took), and the re-check took
+            // one task or half a queue: it must not run that and leave the rest queued while
+            // the others sleep. See "Why no wake-up is lost".
             let woke = self.stopped_looking(more_work, unpark_driver);
             return Parked::Work(work, woke);
         }
