@@ -11,7 +11,10 @@
 //! wake-up in the epoll set that spinners poll) and expect loom's deadlock
 //! report: they show that these models can fail. The `busy_worker_*` models add a worker
 //! that never returns from its task and the watchdog thread; their twins without the
-//! watchdog are the protocol before it existed, and deadlock.
+//! watchdog are the protocol before it existed, and deadlock. The last group (`Runq`) models
+//! the queues as the scheduler has them, an injector and a queue per worker with batch
+//! steals, beside workers whose first task blocks them for good: what a worker that stops
+//! looking for work must re-check (`src/idle/mod.rs`, "Every queue").
 #![cfg(loom)]
 
 use loom::sync::atomic::{
@@ -836,4 +839,325 @@ fn block_in_place_hands_the_place_to_another_thread() {
 #[should_panic]
 fn block_in_place_without_handoff_deadlocks() {
     run_block_in_place(false);
+}
+
+/// The run queues as the scheduler has them (`src/idle/mod.rs`, "Every queue"), as counts:
+/// the injector and one queue per worker. A worker looks in its own queue, then takes half of
+/// the injector, then half of another worker's queue, rounding up (crossbeam's
+/// `steal_batch_and_pop`, on the injector and on a stealer alike: one task to run and the rest
+/// of the half into the thief's queue). A batch leaves its queue before it lands in the
+/// thief's, as in crossbeam, whose thief publishes its queue's new back only after taking the
+/// tasks off the other.
+struct Runq {
+    injector: AtomicUsize,
+    local: Vec<AtomicUsize>,
+    /// Tasks that started; each blocks its worker for good.
+    started: AtomicUsize,
+    total: usize,
+}
+
+/// What the scheduler does around the idle protocol: whether a worker that stops looking
+/// for work re-checks `every_queue` (or only its own and the injector, as it once did),
+/// whether a busy worker notifies after a batch left tasks in its queue (`tell_moves`), and
+/// whether a parker whose re-check found work re-checks after its un-announcement
+/// (`after_unannounce`).
+#[derive(Clone, Copy)]
+struct Rules {
+    every_queue: bool,
+    tell_moves: bool,
+    after_unannounce: bool,
+}
+
+/// The scheduler as it is.
+const RULES: Rules = Rules {
+    every_queue: true,
+    tell_moves: true,
+    after_unannounce: true,
+};
+
+impl Runq {
+    fn new(workers: usize, total: usize) -> Self {
+        Self {
+            injector: AtomicUsize::new(0),
+            local: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
+            started: AtomicUsize::new(0),
+            total,
+        }
+    }
+
+    /// Takes half of `from`, rounded up; returns how many (0: it was empty).
+    fn take_off(from: &AtomicUsize) -> usize {
+        let mut n = from.load(SeqCst);
+        while n > 0 {
+            let k = n.div_ceil(2);
+            match from.compare_exchange(n, n - k, SeqCst, SeqCst) {
+                Ok(_) => return k,
+                Err(a) => n = a,
+            }
+        }
+        0
+    }
+
+    /// Worker `me` looks for a task (`Worker::take_task`): `Some(moved)` when it took one and
+    /// moved `moved` more into its own queue.
+    fn take(&self, me: usize) -> Option<usize> {
+        let own = &self.local[me];
+        let mut n = own.load(SeqCst);
+        while n > 0 {
+            match own.compare_exchange(n, n - 1, SeqCst, SeqCst) {
+                Ok(_) => return Some(0),
+                Err(a) => n = a,
+            }
+        }
+        let workers = self.local.len();
+        let mut k = Self::take_off(&self.injector);
+        for v in (1..workers).map(|d| (me + d) % workers) {
+            if k > 0 {
+                break;
+            }
+            k = Self::take_off(&self.local[v]);
+        }
+        if k == 0 {
+            return None;
+        }
+        if k > 1 {
+            self.local[me].fetch_add(k - 1, SeqCst);
+        }
+        Some(k - 1)
+    }
+
+    /// The re-check of a worker that stops looking for work (`Worker::more_work_queued`).
+    fn more(&self, me: usize, every_queue: bool) -> bool {
+        self.injector.load(SeqCst) > 0
+            || if every_queue {
+                self.local.iter().any(|q| q.load(SeqCst) > 0)
+            } else {
+                self.local[me].load(SeqCst) > 0
+            }
+    }
+
+    /// A task starts, and blocks its worker for good; the last one shuts the model down.
+    fn start(&self, m: &Model) {
+        if self.started.fetch_add(1, SeqCst) + 1 == self.total {
+            m.shutdown(|| {});
+        }
+    }
+}
+
+/// Worker `me`, whose first task blocks it for good (a sleep loop, as far as the runtime can
+/// tell): it looks for work as the worker loop does, starting busy (between two tasks) or,
+/// if `spinning`, as a spinner (the caller counted it), and once it took a task it never looks
+/// at the queues again.
+fn blocking_worker(m: &Model, q: &Runq, me: usize, rules: Rules, mut spinning: bool) {
+    loop {
+        if let Some(moved) = q.take(me) {
+            if spinning {
+                m.stop_spinning(true, || q.more(me, rules.every_queue), || {});
+            } else if moved > 0 && rules.tell_moves {
+                // Busy: the batch it moved is a push (`Worker::next_task`).
+                m.notify(|| {});
+            }
+            q.start(m);
+            return;
+        }
+        if spinning {
+            // Its window ran out; it parks next.
+            m.stop_spinning(false, || false, || {});
+        } else if m.try_start_spinning() {
+            spinning = true;
+            continue;
+        }
+        let more = || rules.after_unannounce && q.more(me, rules.every_queue);
+        match m.park_checking(|| q.take(me).is_some(), more, || {}, None) {
+            Outcome::Work => {
+                q.start(m);
+                return;
+            }
+            Outcome::Woken => spinning = true,
+            Outcome::Shutdown => return,
+            Outcome::DriverAppeared => unreachable!("no reactor here"),
+        }
+    }
+}
+
+/// Tasks spawned at once from `block_on`, each blocking its worker: a burst of three in the
+/// injector, one notify, which sees worker 0 spinning. Worker 0 may take half of the burst
+/// (two: one to run, one into its queue) and wake a parked worker for the rest; the one
+/// woken may take the third from the injector, and then has nothing in its own queue or the
+/// injector: only a look at worker 0's queue sees the second.
+fn batch_taken(rules: Rules) {
+    loom::model(move || {
+        // `std`'s Arc: see `run_reactor`.
+        let m = std::sync::Arc::new(Model::new(3, 1));
+        let q = std::sync::Arc::new(Runq::new(3, 3));
+        assert!(m.try_start_spinning());
+        let mut threads = Vec::new();
+        for me in 0..3 {
+            let (m, q) = (m.clone(), q.clone());
+            threads.push(thread::spawn(move || {
+                blocking_worker(&m, &q, me, rules, me == 0)
+            }));
+        }
+        q.injector.fetch_add(3, SeqCst);
+        m.notify(|| {});
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(q.started.load(SeqCst), 3);
+    });
+}
+
+#[test]
+fn batch_taken_then_more_queued() {
+    batch_taken(RULES);
+}
+
+/// The re-check as it was (its own queue and the injector): the second task waits behind
+/// worker 0's for good while worker 2 sleeps, reported as a deadlock. Shows the model fails.
+#[test]
+#[should_panic(expected = "deadlock")]
+fn batch_taken_own_queue_only_strands_work() {
+    batch_taken(Rules {
+        every_queue: false,
+        ..RULES
+    });
+}
+
+/// A spinner (worker 0) found a task and stops looking while a producer's three tasks, left
+/// to it, move: worker 1, busy between tasks, takes half of them from the injector as a
+/// batch, runs one and keeps the other in its queue. The batch is off the injector before it
+/// is in worker 1's queue, so the spinner's re-check may see neither of them (only the third,
+/// still in the injector, which worker 2 may then take); worker 3 is parked.
+fn batch_moved(rules: Rules) {
+    loom::model(move || {
+        // `std`'s Arc: see `run_reactor`.
+        let m = std::sync::Arc::new(Model::new(4, 1));
+        let q = std::sync::Arc::new(Runq::new(4, 4));
+        assert!(m.try_start_spinning());
+        let mut threads = Vec::new();
+        for me in 1..4 {
+            let (m, q) = (m.clone(), q.clone());
+            threads.push(thread::spawn(move || {
+                blocking_worker(&m, &q, me, rules, false)
+            }));
+        }
+        let (m0, q0) = (m.clone(), q.clone());
+        threads.push(thread::spawn(move || {
+            // Worker 0 runs the task it found, which blocks it.
+            m0.stop_spinning(true, || q0.more(0, rules.every_queue), || {});
+            q0.start(&m0);
+        }));
+        // The producer: a burst of three, one notify.
+        q.injector.fetch_add(3, SeqCst);
+        m.notify(|| {});
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(q.started.load(SeqCst), 4);
+    });
+}
+
+#[test]
+fn batch_moved_while_the_spinner_looks() {
+    batch_moved(RULES);
+}
+
+/// Without the notify after a move, the spinner's look at every queue is not enough: the
+/// batch in flight escapes it.
+#[test]
+#[should_panic(expected = "deadlock")]
+fn batch_moved_untold_strands_work() {
+    batch_moved(Rules {
+        tell_moves: false,
+        ..RULES
+    });
+}
+
+/// Two workers and a producer that pushes two tasks, notifying after each. The first notify
+/// picks a sleeper to wake while worker A, announced, re-checks: A takes the first task, and
+/// its un-announcement takes the wake-up; the second notify saw that wake-up pending and
+/// relied on it. So A must look again once it is out.
+fn parker_took_the_wake_up(rules: Rules) {
+    loom::model(move || {
+        // `std`'s Arc: see `run_reactor`.
+        let m = std::sync::Arc::new(Model::new(2, 1));
+        let q = std::sync::Arc::new(Runq::new(2, 2));
+        let mut threads = Vec::new();
+        for me in 0..2 {
+            let (m, q) = (m.clone(), q.clone());
+            threads.push(thread::spawn(move || {
+                blocking_worker(&m, &q, me, rules, false)
+            }));
+        }
+        for _ in 0..2 {
+            q.injector.fetch_add(1, SeqCst);
+            m.notify(|| {});
+        }
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(q.started.load(SeqCst), 2);
+    });
+}
+
+#[test]
+fn parker_took_the_wake_up_then_more_queued() {
+    parker_took_the_wake_up(RULES);
+}
+
+/// Without the look after the un-announcement: the second task waits behind the first, with
+/// the other worker asleep.
+#[test]
+#[should_panic(expected = "deadlock")]
+fn parker_took_the_wake_up_without_looking_again_strands_work() {
+    parker_took_the_wake_up(Rules {
+        after_unannounce: false,
+        ..RULES
+    });
+}
+
+/// tokio's `yield_defers_until_park` hung this way: a producer pushes two tasks, notifying
+/// after each, and both notifies see a spinner and wake nobody. The spinner's window runs
+/// out before it sees them; it parks, and its re-check takes half of the injector (one task,
+/// which blocks it) and leaves the other there. The other worker is asleep, and the watchdog
+/// looks only behind stuck workers, not in the injector: so the re-check that found work must
+/// look again once the worker is out.
+fn spinner_gave_up(rules: Rules) {
+    loom::model(move || {
+        // `std`'s Arc: see `run_reactor`.
+        let m = std::sync::Arc::new(Model::new(2, 1));
+        let q = std::sync::Arc::new(Runq::new(2, 2));
+        assert!(m.try_start_spinning());
+        let mut threads = Vec::new();
+        for me in 0..2 {
+            let (m, q) = (m.clone(), q.clone());
+            threads.push(thread::spawn(move || {
+                blocking_worker(&m, &q, me, rules, me == 0)
+            }));
+        }
+        for _ in 0..2 {
+            q.injector.fetch_add(1, SeqCst);
+            m.notify(|| {});
+        }
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(q.started.load(SeqCst), 2);
+    });
+}
+
+#[test]
+fn spinner_gave_up_then_its_recheck_found_work() {
+    spinner_gave_up(RULES);
+}
+
+/// Without the look after the un-announcement: the second task stays in the injector for
+/// good while the other worker sleeps.
+#[test]
+#[should_panic(expected = "deadlock")]
+fn spinner_gave_up_without_looking_again_strands_work() {
+    spinner_gave_up(Rules {
+        after_unannounce: false,
+        ..RULES
+    });
 }

@@ -62,7 +62,10 @@ impl Model {
         self.0.notify(unpark_driver) != Woke::Nobody
     }
     /// See `Idle::park` (at time 0: the model has no clock), followed by `Idle::attend` when
-    /// the worker returns awake, as the worker loop does.
+    /// the worker returns awake, as the worker loop does. The models that count their items
+    /// in one place take them after the call (`recheck` only says whether any is there), so
+    /// the look at the queues after a re-check that found work finds nothing more here; see
+    /// [`Model::park_checking`] for models whose re-check takes the work.
     pub fn park(&self, recheck: impl FnMut() -> bool, drive: Option<&mut dyn FnMut()>) -> Outcome {
         self.park_or_retry(recheck, drive, || false)
     }
@@ -74,12 +77,39 @@ impl Model {
         drive: Option<&mut dyn FnMut()>,
         driver_appeared: impl FnOnce() -> bool,
     ) -> Outcome {
+        self.park_full(recheck, || false, || {}, drive, driver_appeared)
+    }
+    /// See `Idle::park`: `recheck` takes a task if it finds one (`true`), and `more` is the
+    /// look at every queue after the un-announcement that follows (`unpark_driver` delivers
+    /// a wake-up it decides for the driver).
+    pub fn park_checking(
+        &self,
+        recheck: impl FnMut() -> bool,
+        more: impl FnOnce() -> bool,
+        unpark_driver: impl FnOnce(),
+        drive: Option<&mut dyn FnMut()>,
+    ) -> Outcome {
+        self.park_full(recheck, more, unpark_driver, drive, || false)
+    }
+    fn park_full(
+        &self,
+        recheck: impl FnMut() -> bool,
+        more: impl FnOnce() -> bool,
+        unpark_driver: impl FnOnce(),
+        drive: Option<&mut dyn FnMut()>,
+        driver_appeared: impl FnOnce() -> bool,
+    ) -> Outcome {
         let mut recheck = recheck;
-        let parked = self
-            .0
-            .park(0, false, || recheck().then_some(()), drive, driver_appeared);
+        let parked = self.0.park(
+            0,
+            false,
+            || recheck().then_some(()),
+            (more, unpark_driver),
+            drive,
+            driver_appeared,
+        );
         let out = match parked {
-            Parked::Work(()) => Outcome::Work,
+            Parked::Work((), _) => Outcome::Work,
             Parked::Woken => Outcome::Woken,
             Parked::Shutdown => return Outcome::Shutdown,
             Parked::DriverAppeared => return Outcome::DriverAppeared,

@@ -173,7 +173,9 @@
 //! A producer that saw `spinners > 0` relied on a spinner, which ends in one of two ways:
 //!
 //! * **It gives up**: it removes itself, then parks, which announces, fences and re-checks:
-//!   the argument above, with the spinner as the worker.
+//!   the argument above, with the spinner as the worker. If the re-check finds work, the
+//!   worker takes one task (with a batch: half of a queue, the injector's included) and may
+//!   leave the producer's behind; so it looks again once it is out (below).
 //! * **It found work**: it removes itself (a store), fences, then loads the queues to decide
 //!   the chain wake: the same store / fence / load shape. If its fence comes first, the
 //!   producer's load sees it gone and wakes somebody (unless another worker is looking, who
@@ -184,6 +186,54 @@
 //!   while other workers slept. The re-check after the removal costs a fence and two loads
 //!   per idle period that found work; the `found_work_then_more_queued` loom model checks it
 //!   (and `more_read_before_the_cas_strands_work` shows the model catches the old order).
+//!
+//! A parker whose re-check found work may have been relied on twice over: as the spinner it
+//! was until its window ran out (a producer that saw it spinning woke nobody), and through a
+//! `WAKING` (or `DRIVER_WAKING`) that it takes in its un-announcement (`Word::unannounce`): a
+//! producer that saw the wake-up pending woke nobody either. Its re-check takes one task, or
+//! half of a queue (crossbeam's batch steal), and leaves the rest. So after the
+//! un-announcement (a change of the word) it fences, looks at every queue once more, and
+//! wakes one parked worker if anything is queued, as a spinner that found work does.
+//! Without that, tasks spawned at once could be left in the injector, behind a task that
+//! blocks the worker that took the first, with the others asleep, for good: the watchdog
+//! looks only behind stuck workers (tokio's `yield_defers_until_park` hung this way: two
+//! spinners gave up, their re-checks took one task each from the injector, and the third
+//! stayed there; the `spinner_gave_up_then_its_recheck_found_work` and
+//! `parker_took_the_wake_up_then_more_queued` loom models, and their twins that do not
+//! look again, which deadlock).
+//!
+//! ## Every queue
+//!
+//! "The queues" in this argument are every place a worker other than the pusher may take a
+//! task from: the injector and every worker's local queue (the LIFO slot is the exception:
+//! its owner runs it next, and once the owner's poll has run long the watchdog and the stuck
+//! LIFO steal take over, `scheduler/lifo.rs`). Every re-check reads them all, because the
+//! task a producer left to a looker may be in any of them by the time the looker stops: in a
+//! busy worker's queue (its push saw a spinner and woke nobody), or in the queue of a worker
+//! that took half of a burst from the injector while the looker took the rest. If the looker
+//! read only its own queue and the injector, that task would wait behind the busy worker's
+//! task, which may block for seconds, while the other workers sleep: of tasks spawned at once
+//! from `block_on`, each of which blocks its worker, one waited until the watchdog saw the
+//! worker stuck (`tests/spread.rs`).
+//!
+//! Tasks also move between queues: a worker that takes a batch (from the injector, or half
+//! of a peer's queue) runs one and keeps the rest in its own queue, and a LIFO task that
+//! waited too long goes behind the queue. The batch leaves the old queue before it appears
+//! in the new one, so a looker's re-check can miss it in flight. So a move is a push like any
+//! other: a worker that is not looking (a busy worker between tasks) notifies when a move
+//! left tasks in its queue (push, fence, load of the word), and a worker that is looking (a
+//! spinner, or a parker in its re-check) counts them in its own re-check when it stops
+//! looking. The argument above then holds for the last queue each task landed in, and so:
+//! **no task waits in a queue while a worker sleeps and nobody is looking**; whatever the
+//! worker that holds the queue then runs, however long, another worker comes for the task.
+//! The `batch_taken_then_more_queued` and `batch_moved_while_the_spinner_looks` loom models
+//! check it, and their twins that read fewer queues, or do not notify after a move, strand
+//! the task.
+//!
+//! None of this adds a wake-up where nobody would miss it: a worker is woken only when a task
+//! is queued, nobody is looking, and a worker is parked, which is exactly when a task pushed
+//! from outside would wake one; a re-check costs a fence and two loads per queue, once per
+//! idle period that found work, and a move costs a fence and a load of the word.
 //!
 //! # The reactor may appear late
 //!
@@ -247,8 +297,10 @@ pub(crate) const WATCH_PERIOD: Duration = Duration::from_millis(4);
 /// How a call to [`Idle::park`] ended.
 #[derive(Debug)]
 pub(crate) enum Parked<T> {
-    /// The re-check after announcing found this work; the worker never blocked.
-    Work(T),
+    /// The re-check after announcing found this work; the worker never blocked. The `Woke`
+    /// is whom it then woke for the work still queued (for the worker's metrics, which the
+    /// loom models leave out).
+    Work(T, #[cfg_attr(loom, allow(dead_code))] Woke),
     /// The worker blocked and was woken (or the reactor returned); it is now a spinner.
     Woken,
     /// The runtime is shutting down.
@@ -386,8 +438,20 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
             // It parks next, and the announcement re-checks every queue.
             return Woke::Nobody;
         }
-        // SeqCst fence: the removal (a store) above, then this fence, then the loads of the
-        // queues, against a producer's push, fence, load of the word.
+        self.stopped_looking(more_work, unpark_driver)
+    }
+
+    /// A worker that was relied on to look for work (a spinner, or a parker that took a
+    /// wake-up in its un-announcement) has just stopped looking, with work in hand, by a
+    /// change of the word: if `more_work` is queued anywhere, it wakes one parked worker
+    /// unless somebody else is looking (see "Why no wake-up is lost").
+    fn stopped_looking(
+        &self,
+        more_work: impl FnOnce() -> bool,
+        unpark_driver: impl FnOnce(),
+    ) -> Woke {
+        // SeqCst fence: the change of the word (a store) just before, then this fence, then
+        // the loads of the queues, against a producer's push, fence, load of the word.
         fence(SeqCst);
         if !more_work() {
             return Woke::Nobody;
@@ -418,7 +482,11 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
 
     /// Parks the calling worker, which is awake and not spinning.
     ///
-    /// `recheck` scans every queue once after the announcement. `drive`, when given, blocks in
+    /// `recheck` scans every queue once after the announcement; if it finds work, the worker
+    /// un-announces, then looks at every queue once more (the pair's `more_work`) and wakes
+    /// one parked worker for what is still queued, as a spinner that found work does (the
+    /// pair's `unpark_driver` if that is the driver; the `Woke` in [`Parked::Work`] says
+    /// whom). `drive`, when given, blocks in
     /// the reactor until an event, a timer, or an unpark; the worker uses it only when it is
     /// the last awake worker, the watchdog asked for a driver, or `others_stuck` (it saw
     /// another worker stuck in a long poll) while nobody spins; otherwise it sleeps on the
@@ -431,6 +499,7 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
         now: Nanos,
         others_stuck: bool,
         mut recheck: impl FnMut() -> Option<T>,
+        (more_work, unpark_driver): (impl FnOnce() -> bool, impl FnOnce()),
         mut drive: Option<&mut dyn FnMut()>,
         driver_appeared: impl FnOnce() -> bool,
     ) -> Parked<T> {
@@ -448,7 +517,12 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
         fence(SeqCst);
         if let Some(work) = recheck() {
             self.update(|w| Ok((w.unannounce(as_driver), ())));
-            return Parked::Work(work);
+            // Producers may have left work to this worker (the spinner it was until its
+            // window ran out, or the wake-up its un-announcement took), and the re-check took
+            // one task or half a queue: it must not run that and leave the rest queued while
+            // the others sleep. See "Why no wake-up is lost".
+            let woke = self.stopped_looking(more_work, unpark_driver);
+            return Parked::Work(work, woke);
         }
         // The same fence orders the announcement before this load of the reactor's slot,
         // against the installer's store / fence / load of the word: if we were the worker

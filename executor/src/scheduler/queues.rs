@@ -6,6 +6,7 @@
 //! queues.push(task)                      // a spawn or wake from another thread
 //! queues.steal_injector_into(&queue)     // a worker takes a batch of the injector's tasks
 //! queues.steal_into(victim, &queue)      // an idle worker takes half of another's queue
+//! queues.any_queued()                    // a task waits where any worker may take it
 //! slots.end_poll(i, now, starting)       // worker i stamps its polls on the coarse clock
 //! slots.take_stuck_lifo(i)               // the LIFO task of a worker stuck in a long poll
 //! ```
@@ -80,6 +81,14 @@ impl Queues {
     /// Whether worker `i`'s queue holds tasks (a hint).
     pub(crate) fn has_queued(&self, i: usize) -> bool {
         !self.stealers[i].is_empty()
+    }
+
+    /// Whether a task waits anywhere another worker may take it from: the injector or any
+    /// worker's queue (LIFO slots aside). The re-check of a worker that stops looking for
+    /// work (`idle/mod.rs`, "Every queue"); the caller has fenced. The injector is read
+    /// first: a batch moves from it into a worker's queue, never back.
+    pub(crate) fn any_queued(&self) -> bool {
+        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
     }
 
     /// Moves a batch of the injector's tasks into `queue` and returns one of them to run.

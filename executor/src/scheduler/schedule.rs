@@ -9,11 +9,15 @@
 //! the back of the queue, so tasks run in the order they were spawned or woken, as on tokio's
 //! current-thread scheduler, which has no LIFO slot (tests and programs written for it rely
 //! on spawn order; with one thread there is no steal for the slot to save). Anything else
-//! (spawns and wakes from other threads) goes to the global injector. Every push that another worker may need to pick up is
-//! followed by [`Shared::notify_from`], which wakes a parked worker only if nobody is
-//! spinning; the LIFO slot is the exception, because its owner runs it next anyway, unless
-//! the task that is running then takes too long: other workers take a stuck worker's LIFO
-//! task, and the watchdog wakes one for it (`lifo.rs`, `watchdog.rs`).
+//! (spawns and wakes from other threads) goes to the global injector. Every push that another
+//! worker may need to pick up is followed by [`Shared::notify_from`], which wakes a parked
+//! worker only if nobody is looking for work; so is every move of tasks into a busy worker's
+//! queue (a batch it took, `worker.rs`), and a worker that stops looking looks at every queue
+//! once more. So no task waits in a queue behind a worker blocked in a long poll while
+//! another worker sleeps (`idle/mod.rs`, "Every queue"). The LIFO slot is the exception,
+//! because its owner runs it next anyway, unless the task that is running then takes too
+//! long: other workers take a stuck worker's LIFO task, and the watchdog wakes one for it
+//! (`lifo.rs`, `watchdog.rs`).
 
 use async_task::Runnable;
 

@@ -9,6 +9,12 @@
 //! 3. its local queue, then the injector, then the other workers' queues (stealing half),
 //!    then the LIFO slot of any worker stuck in a long poll (`lifo.rs`).
 //!
+//! A batch taken from the injector or from another worker leaves all but one task in this
+//! worker's queue; a worker between tasks then notifies, as after a push, and an idle one
+//! looks at every queue once it stops looking for work, so the rest of the batch is never
+//! left behind a task that blocks this worker while the others sleep (`idle/mod.rs`, "Every
+//! queue").
+//!
 //! A busy worker also polls the reactor (without blocking) every 61 tasks, and between two
 //! tasks once half a watch period has passed since it last did, so I/O and timers are served
 //! even when no worker is idle. A task that yields (`yield_now`, or its cooperative budget
@@ -272,30 +278,48 @@ impl<'a> Worker<'a> {
         now
     }
 
-    /// The next task from this worker's own sources or anybody else's; see the module docs.
+    /// The next task from this worker's own sources or anybody else's (see the module docs),
+    /// for a worker going from task to task. If taking it moved tasks into this worker's
+    /// queue (a batch, or a LIFO task put behind the queue), the other workers are told, as
+    /// after any push: this worker is not looking for work, and whatever it runs next may
+    /// block it (`idle/mod.rs`, "Every queue").
     pub(crate) fn next_task(&self) -> Option<Runnable> {
+        let (task, landed) = self.take_task()?;
+        if landed && self.shared.queues.workers() > 1 {
+            self.shared.notify_from(Some(self.state.index));
+        }
+        Some(task)
+    }
+
+    /// The next task, and whether taking it left tasks in this worker's queue that nobody
+    /// was told of (they were moved there, not pushed). An idle worker's own re-check after
+    /// it stops looking covers those; a busy one notifies ([`Worker::next_task`]).
+    fn take_task(&self) -> Option<(Runnable, bool)> {
         let state = self.state;
         if state.tick.get() % GLOBAL_INTERVAL == GLOBAL_INTERVAL - 1 {
             if let Some(t) = self.steal_injector() {
                 return Some(t);
             }
         }
+        let mut demoted = false;
         if let Some(t) = self.slot.lifo.take() {
             let streak = state.lifo_streak.get() + 1;
             if streak <= MAX_LIFO_STREAK {
                 state.lifo_streak.set(streak);
-                return Some(t);
+                return Some((t, false));
             }
             // Too many in a row: the LIFO task goes behind the queue like any other.
             state.queue.push(t);
+            demoted = true;
         }
         state.lifo_streak.set(0);
-        state
-            .queue
-            .pop()
-            .or_else(|| self.steal_injector())
+        if let Some(t) = state.queue.pop() {
+            // A demoted LIFO task that stays queued (behind others) was never told of.
+            return Some((t, demoted && !state.queue.is_empty()));
+        }
+        self.steal_injector()
             .or_else(|| self.steal_others())
-            .or_else(|| self.after_yields())
+            .or_else(|| self.after_yields().map(|t| (t, false)))
     }
 
     /// Nothing else to run, but tasks yielded: the reactor gets a non-blocking turn first, so
@@ -321,14 +345,21 @@ impl<'a> Worker<'a> {
         if self.main.is_some_and(|m| m.load(Acquire)) {
             return Some(Work::Main);
         }
-        self.next_task().map(Work::Task)
+        self.take_task().map(|(t, _)| Work::Task(t))
     }
 
-    fn steal_injector(&self) -> Option<Runnable> {
-        self.shared.queues.steal_injector_into(&self.state.queue)
+    /// A batch of the injector's tasks: one to run, and whether the rest landed in this
+    /// worker's queue.
+    fn steal_injector(&self) -> Option<(Runnable, bool)> {
+        let queue = &self.state.queue;
+        let before = queue.len();
+        let t = self.shared.queues.steal_injector_into(queue)?;
+        Some((t, queue.len() > before))
     }
 
-    fn steal_others(&self) -> Option<Runnable> {
+    /// Half of another worker's queue: one task to run, and whether the rest landed in this
+    /// worker's queue (empty before: this comes after its own queue and the injector).
+    fn steal_others(&self) -> Option<(Runnable, bool)> {
         let queues = &self.shared.queues;
         let n = queues.workers();
         if n <= 1 {
@@ -342,14 +373,14 @@ impl<'a> Worker<'a> {
                 match queues.steal_into(victim, &self.state.queue) {
                     Steal::Success(t) => {
                         bump(&self.counters.steals);
-                        return Some(t);
+                        return Some((t, !self.state.queue.is_empty()));
                     }
                     Steal::Retry => retry = true,
                     Steal::Empty => {}
                 }
             }
             if !retry {
-                return self.steal_stuck_lifo();
+                return self.steal_stuck_lifo().map(|t| (t, false));
             }
             std::hint::spin_loop();
         }
@@ -371,10 +402,13 @@ impl<'a> Worker<'a> {
         Some(task)
     }
 
-    /// Whether work is queued behind the task a spinner just took: then another worker should
-    /// come and help (the chain wake).
+    /// Whether work is queued, anywhere another worker may take it, behind the task this
+    /// worker just took on its way out of looking for work (a spinner that found work, a
+    /// parker whose re-check did): then another worker should come and help (the chain
+    /// wake). Every queue, not only this worker's and the injector: `idle/mod.rs`, "Every
+    /// queue".
     fn more_work_queued(&self) -> bool {
-        !self.state.queue.is_empty() || !self.shared.queues.injector_is_empty()
+        self.shared.queues.any_queued()
     }
 
     /// Polls the reactor without blocking, unless another worker is already doing so. Returns
@@ -525,13 +559,15 @@ impl<'a> Worker<'a> {
                 now,
                 stuck,
                 || self.next_work(),
+                (|| self.more_work_queued(), || shared.unpark_driver()),
                 drive,
                 || shared.driver.get().is_some(),
             );
             bump(&counters.park_unparks);
             shared.identity.unparked();
             match parked {
-                Parked::Work(work) => {
+                Parked::Work(work, woke) => {
+                    shared.count_wake(woke, Some(self.state.index));
                     let now = policy.now();
                     shared.idle.attend(now);
                     return found(work, now, None);
