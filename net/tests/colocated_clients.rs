@@ -20,7 +20,12 @@ fn cpus() -> Vec<usize> {
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: sched_getaffinity writes at most the set's size into the set on our stack.
     let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
-    assert_eq!(r, 0, "sched_getaffinity: {}", std::io::Error::last_os_error());
+    assert_eq!(
+        r,
+        0,
+        "sched_getaffinity: {}",
+        std::io::Error::last_os_error()
+    );
     (0..libc::CPU_SETSIZE as usize)
         // SAFETY: CPU_ISSET reads one bit of the set; `c` is below CPU_SETSIZE.
         .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
@@ -36,7 +41,12 @@ fn pin(cpu: usize) {
     unsafe { libc::CPU_SET(cpu, &mut set) };
     // SAFETY: sched_setaffinity only reads the set on our stack.
     let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) };
-    assert_eq!(r, 0, "sched_setaffinity: {}", std::io::Error::last_os_error());
+    assert_eq!(
+        r,
+        0,
+        "sched_setaffinity: {}",
+        std::io::Error::last_os_error()
+    );
 }
 
 /// A blocking client on `cpu`: connects, sends one byte, reads the echo, and holds the
