@@ -440,11 +440,13 @@ impl RuntimeMetrics {
     }
 
     /// Whether the adaptive policy counts this runtime's CPUs as shared with other busy
-    /// processes (a client on the same machine): their load on the CPUs this process may use,
-    /// sampled from `/proc/stat` four times a second, reached 0.15 cores in the last 8
-    /// seconds. The policy then probes at once, with longer park probes; the signal never
-    /// flips its mode alone. Always `false` for a fixed window, and where `/proc` is not
-    /// available.
+    /// processes: their load on the CPUs this process may use, sampled from `/proc/stat` four
+    /// times a second, reached 0.08 cores in two samples in a row within the last 8.6 seconds;
+    /// or every accepted TCP connection's client runs on these CPUs (a client on the same
+    /// machine: the reactor says so). The policy then probes at once, with longer park probes,
+    /// and gives ties to parking; with clients on its CPUs it also charges spinning for the CPU
+    /// it takes from them. The load signal never flips the mode alone. Always `false` for a
+    /// fixed window; without `/proc`, only the clients count.
     ///
     /// ```
     /// let rt = spinpark::Runtime::new().unwrap();
