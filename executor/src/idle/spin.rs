@@ -329,10 +329,9 @@ pub(crate) struct SpinPolicy {
     regime: Regime,
     share: Share,
     contention: Contention,
-    /// Every accepted connection's client runs on our CPUs (the driver says so), and whether
-    /// that just started (for fast probing): see "Clients on our own CPUs".
+    /// Every accepted connection's client runs on our CPUs (the driver says so): see
+    /// "Clients on our own CPUs".
     colocated: AtomicBool,
-    colocated_news: AtomicBool,
     /// Where the policy's clock starts.
     clock: Instant,
 }
@@ -368,7 +367,6 @@ impl SpinPolicy {
             share,
             contention: Contention::new(),
             colocated: AtomicBool::new(false),
-            colocated_news: AtomicBool::new(false),
             clock: Instant::now(),
         }
     }
@@ -430,7 +428,9 @@ impl SpinPolicy {
         if self.adaptive && self.colocated.load(Relaxed) != yes {
             self.colocated.store(yes, Relaxed);
             if yes {
-                self.colocated_news.store(true, Relaxed);
+                // The CPUs just started counting as shared: look again, quickly, from the
+                // period about to begin.
+                self.schedule.faster(self.schedule.periods_begun());
             }
         }
     }
@@ -472,8 +472,7 @@ impl SpinPolicy {
             return 0;
         }
         let n = self.schedule.begin_period();
-        let news = self.colocated_news.load(Relaxed) && self.colocated_news.swap(false, Relaxed);
-        if self.share.poll(now) || news {
+        if self.share.poll(now) {
             // The CPUs just started counting as shared: look again, quickly.
             self.schedule.faster(n);
         }
