@@ -51,9 +51,10 @@ compile_error!(
 // The crate in layers, each folder importing only from the ones above it in this list:
 //
 // * `idle/`: the idle protocol (the futex word, the watch, the spin policy), which `--cfg loom`
-//   model-checks; `time/`: the coarse clock and the clock tests may pause; `task/`: what a
-//   task is (its future's wrapper, `JoinHandle`, `JoinError`, `AbortHandle`, the live-task
-//   list, panics, the cooperative budget).
+//   model-checks; `time/`: the coarse clock and the clock tests may pause.
+// * `task/`: what a task is (its future's wrapper, `JoinHandle`, `JoinError`, `AbortHandle`,
+//   the live-task list, panics, the cooperative budget, work deferred to a poll's end, whose
+//   late runner sleeps on `idle/`'s timerfd alarm).
 // * `local/`: local tasks (`LocalSet`, `spawn_local`), built from `task/`'s parts only.
 // * `scheduler/`: the state a runtime's threads share and the machinery that runs tasks on
 //   them (queues, workers, the current-thread seat, the blocking pool, the watchdog,

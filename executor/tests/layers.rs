@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     ("idle", &[]),
     ("time", &[]),
-    ("task", &[]),
+    ("task", &["idle"]),
     ("local", &["task"]),
     ("scheduler", &["idle", "task", "time"]),
     ("runtime", &["idle", "local", "scheduler", "task", "time"]),

@@ -16,10 +16,10 @@
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
-/// A stream whose write side an owned write half shuts down (after what the stream gathered
-/// for its task's poll end: `outbox.rs`).
+/// A stream whose write side an owned write half shuts down (its FIN goes after every byte
+/// written: `cork.rs`).
 pub(crate) trait ShutWrite {
-    /// Shuts down the write side once the gathered bytes are out.
+    /// Shuts down the write side.
     fn shut_write(&self) -> std::io::Result<()>;
 }
 

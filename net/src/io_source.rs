@@ -81,11 +81,6 @@ impl<T: AsRawFd> IoSource<T> {
         }
     }
 
-    /// The source's readiness (for the outbox, which sends on the fd on its own).
-    pub(crate) fn readiness(&self) -> &Arc<Readiness> {
-        &self.readiness
-    }
-
     /// Deregisters and hands back the socket, leaving this source empty (its drop then does
     /// nothing): for an owner that must give the socket up from `&mut self` (a `Drop` impl's
     /// neighbour, `into_inner` of a type that has one).

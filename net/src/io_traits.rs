@@ -27,10 +27,10 @@
 //!
 //! Each impl forwards to the type's [`StreamCore`](crate::stream::StreamCore): reads, writes
 //! and vectored writes go straight to the socket (tokio's reads into the unfilled part of its
-//! `ReadBuf`, without zeroing it), flushing sends what the socket gathered of the task's small
-//! writes (`outbox.rs`), and closing (`poll_close`, tokio's `poll_shutdown`) sends them too,
-//! then shuts down the write side, so the peer reads end of stream. Only the traits are used: these sockets are driven by spinpark's
-//! reactor, never by tokio's.
+//! `ReadBuf`, without zeroing it), flushing pushes what the task's poll queued in the kernel
+//! (`cork.rs`), and closing (`poll_close`, tokio's `poll_shutdown`) shuts down the write side,
+//! so the peer reads every byte, then end of stream. Only the traits are used: these sockets
+//! are driven by spinpark's reactor, never by tokio's.
 //!
 //! The impls are generated here, one `impl_async_read!`/`impl_async_write!` line per type,
 //! next to the type (`tcp/stream.rs`, `tcp/split.rs`, ...): the macros define no type, only

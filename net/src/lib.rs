@@ -51,13 +51,13 @@
 
 mod addr;
 mod buf;
+mod cork;
 mod halves;
 mod interest;
 pub mod io;
 mod io_source;
 mod io_traits;
 mod listener;
-mod outbox;
 mod peers;
 pub mod process;
 mod reactor;

@@ -284,12 +284,6 @@ impl Readiness {
         Poll::Pending
     }
 
-    /// Stores `waker` with the writers, whatever the readiness: for a caller that saw the
-    /// socket writable yet cannot send, and wants the next writability event.
-    pub(crate) fn register_writer(&self, waker: &Waker) {
-        self.waiters().writer.register(waker);
-    }
-
     /// The operation allowed by `seen` returned `WouldBlock`: clear that direction's
     /// readiness, unless an event arrived since (the tick moved on).
     pub(crate) fn clear(&self, seen: Seen) {

@@ -23,11 +23,11 @@
 //! alike. Connecting is here too: start a non-blocking `connect`, register the socket as not
 //! yet ready, wait until it is writable, then read its error.
 //!
-//! Small writes made from a task's own poll after its first are gathered in the core's outbox
-//! and sent when the poll ends, while the kernel is known to have room for them (`outbox.rs`,
-//! which states the promise). Every path that writes to the kernel directly, shuts down, or
-//! gives the socket up sends what the outbox holds first, so bytes keep their order; every
-//! direct send is counted against the kernel's known room.
+//! On TCP, the small writes a task's poll makes after its first are sent with `MSG_MORE` and
+//! the connection is pushed once when the poll ends (`cork.rs`, which states the promise:
+//! `Ok` means the kernel has the bytes). Every path that pushes bytes, shuts down or gives
+//! the socket up first pushes what the same poll queued earlier on other sockets, so peers
+//! see the task's writes in program order.
 
 use std::future::poll_fn;
 use std::io::{self, IoSlice};
@@ -37,11 +37,10 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use spinpark_executor::coop;
 use spinpark_executor::task::poll_end;
 
+use crate::cork::{Cork, Plan, SMALL};
 use crate::io_source::IoSource;
-use crate::outbox::{Gather, Outbox, SMALL};
 use crate::reactor::Reactor;
 use crate::readiness::Direction;
 use crate::sys::{self, SockAddr};
@@ -49,7 +48,8 @@ use crate::sys::{self, SockAddr};
 /// A connected, non-blocking stream socket `S` on a reactor.
 pub(crate) struct StreamCore<S: AsRawFd> {
     io: IoSource<S>,
-    out: Arc<Outbox>,
+    /// A TCP connection's coalescing (`cork.rs`); `None` on a Unix stream.
+    cork: Option<Arc<Cork>>,
     /// An accepted TCP connection is counted by where its client runs (`peers.rs`).
     peer: Option<crate::peers::PeerTally>,
 }
@@ -61,12 +61,17 @@ impl<S: AsRawFd> StreamCore<S> {
     }
 
     fn on(io: IoSource<S>) -> Self {
-        let out = Outbox::new(io.raw_fd(), io.readiness().clone());
         StreamCore {
             io,
-            out,
+            cork: None,
             peer: None,
         }
+    }
+
+    /// Coalesces the task's small writes on this connection (TCP only: `cork.rs`).
+    pub(crate) fn corked(mut self) -> Self {
+        self.cork = Some(Cork::new(self.io.raw_fd()));
+        self
     }
 
     /// Registers a connection a listener accepted with that listener's reactor.
@@ -108,42 +113,22 @@ impl<S: AsRawFd> StreamCore<S> {
         ));
     }
 
-    /// Deregisters and hands back the socket (still non-blocking), after sending what the
-    /// outbox holds. The kernel takes that at once unless it refused room it had (see
-    /// `outbox.rs`): then this waits in `poll(2)` for at most [`HANDOVER`], and past it resets
-    /// the connection and says so.
+    /// Deregisters and hands back the socket (still non-blocking), with what a poll queued on
+    /// it pushed.
     pub(crate) fn into_inner(mut self) -> io::Result<S> {
-        if self.out.is_pending() {
-            self.send_blocking();
+        self.push_pending();
+        if let Some(cork) = &self.cork {
+            cork.close();
         }
-        let lost = self.out.close();
-        let socket = self.io.take().expect("present until dropped or taken");
-        if lost {
-            let _ = sys::set_linger(socket.as_raw_fd(), Some(std::time::Duration::ZERO));
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "into_std: the kernel did not take the socket's gathered bytes within 1 s; \
-                 the connection is reset",
-            ));
-        }
-        Ok(socket)
+        Ok(self.io.take().expect("present until dropped or taken"))
     }
 
-    /// Sends what the outbox holds, waiting in `poll(2)` while the kernel takes nothing, for
-    /// at most [`HANDOVER`].
-    fn send_blocking(&self) {
-        let deadline = std::time::Instant::now() + HANDOVER;
-        loop {
-            match self.out.try_drain() {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                _ => return,
-            }
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            if left.is_zero() || sys::fd::wait_writable(self.raw_fd(), left).is_err() {
-                return;
-            }
-            // The readiness word learns of the room only from the reactor; say it here.
-            self.io.readiness().set_ready(crate::readiness::WRITABLE);
+    /// Pushes what the task's poll queued so far, on every socket, in order, and what this
+    /// socket holds queued from any poll.
+    fn push_pending(&self) {
+        poll_end::run_pending();
+        if let Some(cork) = &self.cork {
+            cork.push();
         }
     }
 
@@ -175,62 +160,50 @@ impl<S: AsRawFd> StreamCore<S> {
             .poll_transfer(Direction::Read, cx, len, |s| sys::recv(s.as_raw_fd(), buf))
     }
 
-    /// Writes from `buf`, waiting until the socket is writable. A small write from a task's
-    /// own poll is gathered for the poll's end instead (`outbox.rs`).
+    /// Writes from `buf`, waiting until the socket is writable. On TCP a small write from a
+    /// task's poll after its first is queued in the kernel, for the poll's end to push.
     pub(crate) fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        if buf.len() < SMALL {
-            if let Some(n) = std::task::ready!(self.poll_gather(cx, &[IoSlice::new(buf)]))? {
-                return Poll::Ready(Ok(n));
-            }
+        let len = buf.len();
+        if let Some((cork, scope)) = self.coalesces(cx, len) {
+            let n = std::task::ready!(self.io.poll_transfer(Direction::Write, cx, len, |s| {
+                sys::send_more(s.as_raw_fd(), buf)
+            }))?;
+            cork.queued(scope);
+            return Poll::Ready(Ok(n));
         }
-        std::task::ready!(self.out.poll_drain(cx))?;
-        let n = std::task::ready!(self.io.poll_transfer(Direction::Write, cx, buf.len(), |s| {
-            sys::send(s.as_raw_fd(), buf)
-        }))?;
-        self.out.spend(n);
-        Poll::Ready(Ok(n))
+        poll_end::run_pending();
+        self.io
+            .poll_transfer(Direction::Write, cx, len, |s| sys::send(s.as_raw_fd(), buf))
     }
 
-    /// Gathers a small write from a task's own poll, taking a unit of the task's budget as a
-    /// direct write does: `Some(n)` if the outbox took it, `None` if it is to go direct.
-    fn poll_gather(
-        &self,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<Option<usize>>> {
-        let Some(scope) = poll_end::current(cx.waker()) else {
-            return Poll::Ready(Ok(None));
-        };
-        let coop = std::task::ready!(coop::poll_proceed(cx));
-        match self.out.gather(scope, bufs)? {
-            Gather::Taken(n) => {
-                coop.made_progress();
-                Poll::Ready(Ok(Some(n)))
-            }
-            // The direct write takes its unit itself; this one is given back.
-            Gather::Direct => Poll::Ready(Ok(None)),
-        }
+    /// The cork and the poll scope, if a write of `len` bytes is to be queued with `MSG_MORE`.
+    fn coalesces(&self, cx: &Context<'_>, len: usize) -> Option<(&Arc<Cork>, poll_end::ScopeId)> {
+        let cork = self.cork.as_ref().filter(|_| len < SMALL)?;
+        let scope = poll_end::current(cx.waker())?;
+        (cork.plan(scope) == Plan::More).then_some((cork, scope))
     }
 
-    /// Sends what the outbox holds now: `Ready(Ok)` once it is empty (a `flush`).
-    pub(crate) fn poll_flush(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.out.poll_drain(cx)
+    /// Pushes what the task's poll queued: `Ready(Ok)` at once (a `flush`: the bytes are the
+    /// kernel's already).
+    pub(crate) fn poll_flush(&self, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.push_pending();
+        Poll::Ready(Ok(()))
     }
 
-    /// Sends what the outbox holds, then shuts down the write side (a `close`).
-    pub(crate) fn poll_close(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        std::task::ready!(self.out.poll_drain(cx))?;
-        self.shutdown(Shutdown::Write)
-            .map_or_else(|e| Poll::Ready(Err(e)), |()| Poll::Ready(Ok(())))
+    /// Shuts down the write side, after what the poll queued on other sockets is pushed (a
+    /// `close`; the FIN pushes this socket's).
+    pub(crate) fn poll_close(&self, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(self.shutdown(Shutdown::Write))
     }
 
-    /// Sends what the outbox holds if the kernel takes it now: `WouldBlock` otherwise (for
-    /// the direct `try_` writes and `try_io`).
-    pub(crate) fn try_flush(&self) -> io::Result<()> {
-        self.out.try_drain()
+    /// Pushes what the task's poll queued so far, for a caller's own write on the fd
+    /// (`try_io`/`async_io` for writing), which must come after it.
+    pub(crate) fn before_foreign_write(&self) {
+        self.push_pending();
     }
 
-    /// Writes from `bufs` in one `sendmsg`, waiting until the socket is writable.
+    /// Writes from `bufs` in one `sendmsg`, waiting until the socket is writable; queued on
+    /// TCP as [`StreamCore::poll_write`].
     pub(crate) fn poll_write_vectored(
         &self,
         cx: &mut Context<'_>,
@@ -242,17 +215,17 @@ impl<S: AsRawFd> StreamCore<S> {
         // that never comes.
         let bufs = &bufs[..bufs.len().min(sys::IOV_MAX)];
         let len = bufs.iter().map(|b| b.len()).sum();
-        if len < SMALL {
-            if let Some(n) = std::task::ready!(self.poll_gather(cx, bufs))? {
-                return Poll::Ready(Ok(n));
-            }
+        if let Some((cork, scope)) = self.coalesces(cx, len) {
+            let n = std::task::ready!(self.io.poll_transfer(Direction::Write, cx, len, |s| {
+                sys::send_vectored_more(s.as_raw_fd(), bufs)
+            }))?;
+            cork.queued(scope);
+            return Poll::Ready(Ok(n));
         }
-        std::task::ready!(self.out.poll_drain(cx))?;
-        let n = std::task::ready!(self.io.poll_transfer(Direction::Write, cx, len, |s| {
+        poll_end::run_pending();
+        self.io.poll_transfer(Direction::Write, cx, len, |s| {
             sys::send_vectored(s.as_raw_fd(), bufs)
-        }))?;
-        self.out.spend(n);
-        Poll::Ready(Ok(n))
+        })
     }
 
     /// Reads what is available now: `WouldBlock` if nothing is.
@@ -265,23 +238,14 @@ impl<S: AsRawFd> StreamCore<S> {
 
     /// Writes what fits now: `WouldBlock` if nothing does.
     pub(crate) fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        self.try_flush()?;
-        let n = self
-            .io
-            .try_io(Direction::Write, |s| sys::send(s.as_raw_fd(), buf))?;
-        self.out.spend(n);
-        Ok(n)
+        poll_end::run_pending();
+        self.io
+            .try_io(Direction::Write, |s| sys::send(s.as_raw_fd(), buf))
     }
 
     /// Waits until the socket may be ready in `dir` (an operation may still `WouldBlock`).
     pub(crate) async fn ready(&self, dir: Direction) -> io::Result<()> {
         poll_fn(|cx| self.io.poll_ready(dir, cx)).await
-    }
-
-    /// The socket's outbox (for tests of the memory bound).
-    #[cfg(test)]
-    pub(crate) fn outbox(&self) -> &Outbox {
-        &self.out
     }
 
     /// The registered source (readiness and `try_io` for the public wrappers).
@@ -323,34 +287,25 @@ impl<S: AsRawFd> StreamCore<S> {
 
     /// Writes what fits now from several buffers (`sendmsg`).
     pub(crate) fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        self.try_flush()?;
+        poll_end::run_pending();
         let bufs = &bufs[..bufs.len().min(sys::IOV_MAX)];
-        let n = self.io.try_io(Direction::Write, |s| {
+        self.io.try_io(Direction::Write, |s| {
             sys::send_vectored(s.as_raw_fd(), bufs)
-        })?;
-        self.out.spend(n);
-        Ok(n)
-    }
-
-    /// Forgets the kernel's known room: a `try_io`/`async_io` closure may write on the fd.
-    pub(crate) fn forget_room(&self) {
-        self.out.forget_room();
+        })
     }
 
     /// Shuts down the read side, the write side, or both. A connection the peer already
     /// reset (`ENOTCONN`) counts as shut down, as in tokio: there is nothing left to close.
-    ///
-    /// Shutting down the write side while gathered bytes wait for room in the kernel leaves
-    /// the shutdown to happen right after them.
+    /// Shutting down the write side sends a FIN after every byte the kernel holds; what the
+    /// task's poll queued on other sockets before is pushed first.
     pub(crate) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        if how == Shutdown::Read {
-            return crate::outbox::shutdown(self.raw_fd(), how);
+        if how != Shutdown::Read {
+            poll_end::run_pending();
         }
-        if how == Shutdown::Both {
-            crate::outbox::shutdown(self.raw_fd(), Shutdown::Read)?;
+        match sys::shutdown(self.raw_fd(), how) {
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
+            r => r,
         }
-        // Through the outbox: after what it holds, and it refuses writes from then on.
-        self.out.shutdown_write()
     }
 
     /// Takes the socket's pending error (`SO_ERROR`).
@@ -366,14 +321,11 @@ impl<S: AsRawFd> StreamCore<S> {
 
 impl<S: AsRawFd> Drop for StreamCore<S> {
     fn drop(&mut self) {
-        if self.out.close() {
-            // The kernel refused bytes it had room for (see `outbox.rs`): reset the connection
-            // (the close that follows does), so the peer cannot take the truncated output for
-            // a whole one.
-            let _ = sys::set_linger(self.raw_fd(), Some(std::time::Duration::ZERO));
+        // The close sends what the kernel holds, then a FIN: what the poll queued earlier on
+        // other sockets goes first.
+        poll_end::run_pending();
+        if let Some(cork) = &self.cork {
+            cork.close();
         }
     }
 }
-
-/// How long `into_std` waits for the kernel to take gathered bytes it refused room for.
-const HANDOVER: std::time::Duration = std::time::Duration::from_secs(1);

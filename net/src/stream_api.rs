@@ -151,10 +151,8 @@ macro_rules! impl_stream_api {
                 f: impl FnOnce() -> std::io::Result<R>,
             ) -> std::io::Result<R> {
                 if interest.is_writable() {
-                    // `f` writes on the socket itself: what was gathered goes first, and the
-                    // room the kernel had is no longer known.
-                    self.core.try_flush()?;
-                    self.core.forget_room();
+                    // `f` writes on the socket itself: what the poll queued goes first.
+                    self.core.before_foreign_write();
                 }
                 self.core.io().try_io_mask(interest.mask(), f)
             }
@@ -176,8 +174,7 @@ macro_rules! impl_stream_api {
             ) -> std::io::Result<R> {
                 std::future::poll_fn(|cx| {
                     if interest.is_writable() {
-                        std::task::ready!(self.core.poll_flush(cx))?;
-                        self.core.forget_room();
+                        self.core.before_foreign_write();
                     }
                     self.core.io().poll_io_mask(interest.mask(), cx, &mut f)
                 })

@@ -31,9 +31,9 @@ pub(crate) use epoll::{Epoll, EventFd, INTEREST};
 pub(crate) use signal::{eventfd_add_from_handler, install_handler};
 pub(crate) use socket::{
     accept, affinity, bind, connect, getsockopt_int, incoming_cpu, linger, listen, local_addr,
-    peer_addr, peer_cred, recv, recv_from, send, send_room, send_vectored, set_linger,
-    setsockopt_int, shutdown, socketpair, stream_socket, take_error, unix_datagram_socket,
-    SockAddr, IOV_MAX,
+    peer_addr, peer_cred, push, recv, recv_from, send, send_more, send_vectored,
+    send_vectored_more, set_linger, setsockopt_int, shutdown, socketpair, stream_socket,
+    take_error, unix_datagram_socket, SockAddr, IOV_MAX,
 };
 
 /// A libc call's return value: negative means failure, with the reason in `errno`.

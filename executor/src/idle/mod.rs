@@ -280,7 +280,7 @@ pub(crate) use futex::SysFutex;
 pub(crate) use spin::{Ended, Nanos, SpinPolicy};
 pub(crate) use word::{Woke, MAX_WORKERS};
 
-use alarm::Alarm;
+pub(crate) use alarm::Alarm;
 use futex::Futex;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, SeqCst};
 use std::time::Duration;

@@ -20,8 +20,6 @@
 //!   events and timers are served), and parks again as the driver beside the stuck worker;
 //! * looks for work stuck behind a long poll (the stuck worker's LIFO slot or queue) and, if
 //!   there is any, wakes a worker, which takes it (`lifo.rs`);
-//! * runs what the stuck polls deferred to their ends (`task/poll_end.rs`: the writes a task
-//!   gathered after its poll's first), so they are not held by a task that blocked its thread;
 //! * re-arms the alarm: one period on if it acted (to check that it worked), four otherwise
 //!   (a driver is parked, nothing is stuck: only a new long poll would need it).
 //!
@@ -50,12 +48,6 @@ fn run(shared: &Shared) {
     while shared.idle.wait_alarm() {
         let now = shared.policy.now();
         let mut acted = false;
-        // Every awake worker may be stuck in a poll: what their tasks deferred to the polls'
-        // ends (gathered writes) goes now, so a task that wrote and then blocked its thread
-        // waiting for the peer's answer gets it. Also on a ring the workers left armed: the
-        // stuck worker may be the one that woke the others (cheap: a lock per thread, and an
-        // item with nothing to do returns at once).
-        crate::task::poll_end::run_stuck();
         // No reactor, nothing to drive: the alarm is then only about stuck work.
         // A ring while the watch is not wanted (every worker parked, or none) is one the
         // workers left armed rather than pay a syscall to disarm (`idle/watch.rs`).

@@ -44,24 +44,34 @@
 //! the thread until the peer answers, and the poll would never end. For the same reason
 //! `block_in_place` runs the scope's items before its closure ([`run_now`]).
 //!
+//! Items run first-deferred-first, so what a task wrote earlier on one socket is handed on
+//! before what it wrote later on another. A write that pushes bytes to the peer at once can
+//! first run what its poll deferred so far ([`run_pending`]), so that program order holds
+//! across sockets.
+//!
 //! A poll can still last long after its deferrals: the task computes, or blocks its thread in
-//! a way the runtime cannot see (a `std` lock or channel, tokio's own `block_in_place` under
-//! `tokio-compat`). So the items may also run *early*, from another thread: the runtime's
-//! watchdog, whose alarm rings only when every awake worker has been stuck in a poll for
-//! milliseconds, calls [`run_stuck`], which runs every thread's pending items (they stay
-//! deferred, and run again when their scope ends). Each thread's list is therefore behind a
-//! mutex, uncontended except during such a ring.
+//! a way the runtime cannot see (a `std` lock or channel, a synchronous client, tokio's own
+//! `block_in_place` under `tokio-compat`). So the items of a poll that has lasted
+//! [`LATE_AFTER`] also run *early*, from another thread: one process-wide thread, the *late
+//! runner* (`poll_end/late.rs`), which a `timerfd` wakes only when a poll that deferred work
+//! is still running then. The items stay deferred and run again when their scope ends. Each
+//! thread's list is therefore behind a mutex, uncontended except while the late runner looks.
 
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::Waker;
 
+mod late;
+
+pub use late::{late_runs, LATE_AFTER};
+
 /// Work to run when a task's poll ends. Implementations must not panic: they run from the
 /// scope's guard, also while a panicking poll unwinds.
 pub trait PollEnd: Send + Sync {
-    /// Runs the deferred work: once per [`ScopeId::defer`] when the scope ends, and possibly
-    /// before that too, from another thread, while the poll lasts long ([`run_stuck`]).
+    /// Runs the deferred work: once per [`ScopeId::defer`] when the scope ends (or sooner, at
+    /// [`run_pending`]), and possibly before that too, from the late runner's thread, once
+    /// the poll has lasted [`LATE_AFTER`].
     fn poll_end(self: Arc<Self>);
 }
 
@@ -88,7 +98,15 @@ impl ScopeId {
         let _ = STATE.try_with(|s| {
             let mut s = s.borrow_mut();
             if s.id == self.0 && s.id != 0 {
-                s.items.lock().extend(item.take());
+                let mut list = s.items.lock();
+                list.items.extend(item.take());
+                if !list.waiting {
+                    // Under the list's lock, so that the late runner, which clears `waiting`
+                    // under it and then takes its count back, never counts this thread twice.
+                    list.waiting = true;
+                    late::started_waiting();
+                }
+                drop(list);
                 s.deferred += 1;
             }
         });
@@ -115,6 +133,56 @@ pub fn current(waker: &Waker) -> Option<ScopeId> {
         })
         .ok()
         .flatten()
+}
+
+/// Whether the late runner can run this process's long polls' items early: `false` only if
+/// its thread or timer could not be made, in which case a deferral waits for its poll's end,
+/// however long, and an I/O type that must not hold bytes that long should not defer.
+///
+/// ```
+/// assert!(spinpark_executor::task::poll_end::late_runner_available());
+/// ```
+pub fn late_runner_available() -> bool {
+    late::available()
+}
+
+/// Runs the items deferred to the current scope so far, now, first-deferred-first. For a
+/// write about to push bytes to a peer at once: what the poll deferred earlier (bytes queued
+/// on other sockets) goes first, so that peers see the task's writes in program order. Does
+/// nothing outside a scope, or when nothing was deferred (one thread-local read).
+///
+/// ```
+/// # use std::sync::{Arc, Mutex};
+/// use spinpark_executor::task::poll_end::{self, PollEnd};
+///
+/// struct Log(Arc<Mutex<Vec<&'static str>>>, &'static str);
+/// impl PollEnd for Log {
+///     fn poll_end(self: Arc<Self>) {
+///         self.0.lock().unwrap().push(self.1);
+///     }
+/// }
+/// let log = Arc::new(Mutex::new(Vec::new()));
+/// let l = log.clone();
+/// let rt = spinpark_executor::Runtime::new().unwrap();
+/// rt.block_on(rt.spawn(std::future::poll_fn(move |cx| {
+///     let scope = poll_end::current(cx.waker()).unwrap();
+///     scope.defer(Arc::new(Log(l.clone(), "a")));
+///     scope.defer(Arc::new(Log(l.clone(), "b")));
+///     poll_end::run_pending();
+///     l.lock().unwrap().push("then");
+///     std::task::Poll::Ready(())
+/// })))
+/// .unwrap();
+/// assert_eq!(*log.lock().unwrap(), ["a", "b", "then"]);
+/// ```
+pub fn run_pending() {
+    let start = STATE.try_with(|s| {
+        let s = s.borrow();
+        (s.id != 0 && s.deferred > s.start).then_some(s.start)
+    });
+    if let Ok(Some(start)) = start {
+        run_from(start);
+    }
 }
 
 /// Runs the items deferred to the current scope so far, now, and gives the scope a new id, so
@@ -151,19 +219,29 @@ struct State {
     items: Arc<Items>,
 }
 
-/// A thread's deferred items, which [`run_stuck`] reads from other threads.
+/// A thread's deferred items, which the late runner reads from its own thread.
 #[derive(Default)]
-struct Items(Mutex<Vec<Arc<dyn PollEnd>>>);
+struct Items(Mutex<List>);
+
+#[derive(Default)]
+struct List {
+    /// Every item deferred to the thread's active scopes, in deferral order.
+    items: Vec<Arc<dyn PollEnd>>,
+    /// Some of `items` have run neither at their scope's end nor from the late runner: the
+    /// thread counts as one whose poll the late runner must look at (`late.rs`).
+    waiting: bool,
+}
 
 impl Items {
-    fn lock(&self) -> MutexGuard<'_, Vec<Arc<dyn PollEnd>>> {
+    fn lock(&self) -> MutexGuard<'_, List> {
         // Items never panic while it is held (the guard is dropped before one runs).
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 /// Every thread's items that may still hold some: registered when a thread first uses a
-/// scope, pruned by [`run_stuck`] and now and then by a registration once the thread is gone.
+/// scope, pruned by the late runner and now and then by a registration once the thread is
+/// gone.
 static THREADS: Mutex<Vec<Weak<Items>>> = Mutex::new(Vec::new());
 
 impl State {
@@ -186,25 +264,27 @@ impl State {
     }
 }
 
-/// Runs, now, every item deferred to a scope that has not ended yet, on any thread; they stay
-/// deferred and run again when their scopes end. For the runtime's watchdog, once every awake
-/// worker has been stuck in a poll for milliseconds: a task that wrote and then blocked its
-/// thread (or computes for long) has its writes sent without waiting for its poll to end.
-pub fn run_stuck() {
+/// The late runner's look: every thread's items that wait (some have not run since they were
+/// deferred), in deferral order per thread, and how many threads that is. Those threads no
+/// longer wait (their items stay deferred, for their scopes' ends).
+fn take_waiting() -> (Vec<Arc<dyn PollEnd>>, usize) {
     let mut pending = Vec::new();
+    let mut threads = 0;
     THREADS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .retain(|t| match t.upgrade() {
             Some(items) => {
-                pending.extend(items.lock().iter().cloned());
+                let mut list = items.lock();
+                if std::mem::take(&mut list.waiting) {
+                    pending.extend(list.items.iter().cloned());
+                    threads += 1;
+                }
                 true
             }
             None => false,
         });
-    for item in pending {
-        item.poll_end();
-    }
+    (pending, threads)
 }
 
 thread_local! {
@@ -231,21 +311,26 @@ fn next_id() -> u64 {
     })
 }
 
-/// Runs (and removes) the items from index `start` on. Items are taken one at a time with
-/// the list unborrowed, so an item may defer or enter scopes itself.
+/// Runs (and removes) the items from index `start` on, first-deferred-first. They are taken
+/// out with the list unborrowed while they run, so an item may defer or enter scopes itself
+/// (what it defers runs next).
 fn run_from(start: usize) {
     loop {
-        let item = STATE.try_with(|s| {
+        let batch = STATE.try_with(|s| {
             let mut s = s.borrow_mut();
-            if s.deferred > start {
-                s.deferred -= 1;
-                s.items.lock().pop()
-            } else {
-                None
+            if s.deferred <= start {
+                return Vec::new();
             }
+            s.deferred = start;
+            let mut list = s.items.lock();
+            let batch = list.items.split_off(start);
+            if list.items.is_empty() && std::mem::take(&mut list.waiting) {
+                late::stopped_waiting();
+            }
+            batch
         });
-        match item {
-            Ok(Some(item)) => item.poll_end(),
+        match batch {
+            Ok(batch) if !batch.is_empty() => batch.into_iter().for_each(|i| i.poll_end()),
             _ => return,
         }
     }

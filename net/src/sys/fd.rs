@@ -102,23 +102,3 @@ pub(crate) fn set_nonblocking(fd: RawFd, nonblocking: bool) -> io::Result<()> {
     }
     Ok(())
 }
-
-/// Waits in `poll(2)` until `fd` is writable (or has an error or hang-up to report), for at
-/// most `timeout`: `Err(TimedOut)` if it is not by then.
-pub(crate) fn wait_writable(fd: RawFd, timeout: std::time::Duration) -> io::Result<()> {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLOUT,
-        revents: 0,
-    };
-    let ms = timeout.as_millis().clamp(1, libc::c_int::MAX as u128) as libc::c_int;
-    // SAFETY: `pfd` is one valid pollfd on our stack for the duration of the call.
-    let n = check(unsafe { libc::poll(&mut pfd, 1, ms) })?;
-    if n == 0 {
-        return Err(io::Error::new(
-            io::ErrorKind::TimedOut,
-            "the socket did not turn writable in time",
-        ));
-    }
-    Ok(())
-}

@@ -283,50 +283,11 @@ pub(crate) fn getsockopt_int(
     Ok(value)
 }
 
-/// `SO_MEMINFO` (`asm-generic/socket.h`; the libc crate does not name it).
-const SO_MEMINFO: libc::c_int = 55;
-
-/// The room left in a stream socket's send buffer, in the kernel's own accounting units
-/// (bytes of memory, which is more than bytes of payload): `SO_SNDBUF` less what the socket
-/// already holds. The kernel takes a `send` whole while the memory it queues stays below the
-/// buffer, so a sender that keeps its queued memory below this room never sees a short send.
-///
-/// What the socket holds is the larger of TCP's queued memory (sent but unacknowledged, and
-/// not sent yet) and its allocated write memory (a Unix stream's bytes its peer has not read
-/// yet). With a finite `net.ipv4.tcp_notsent_lowat`, TCP also stops taking bytes past that
-/// many unsent ones, so the room is also at most that mark less what is queued.
-pub(crate) fn send_room(fd: RawFd) -> io::Result<usize> {
-    let mut info = [0u32; libc::SK_MEMINFO_DROPS as usize + 1];
-    let mut len = mem::size_of_val(&info) as libc::socklen_t;
-    // SAFETY: the kernel writes at most `len` bytes into the array on our stack and updates
-    // `len`.
-    let r = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            SO_MEMINFO,
-            info.as_mut_ptr().cast(),
-            &mut len,
-        )
-    };
-    check(r)?;
-    let at = |i: libc::c_int| info[i as usize] as usize;
-    let held = at(libc::SK_MEMINFO_WMEM_QUEUED).max(at(libc::SK_MEMINFO_WMEM_ALLOC));
-    let room = at(libc::SK_MEMINFO_SNDBUF).saturating_sub(held);
-    Ok(match notsent_lowat() {
-        Some(mark) => room.min(mark.saturating_sub(held)),
-        None => room,
-    })
-}
-
-/// `net.ipv4.tcp_notsent_lowat`, read once; `None` when unlimited (the default) or unknown.
-fn notsent_lowat() -> Option<usize> {
-    static MARK: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    *MARK.get_or_init(|| {
-        let text = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_notsent_lowat").ok()?;
-        let mark: u64 = text.trim().parse().ok()?;
-        (mark < u64::from(u32::MAX)).then_some(mark as usize)
-    })
+/// Pushes what a TCP socket holds queued but unsent (bytes sent with `MSG_MORE`), as the next
+/// send without it would: `TCP_CORK` set to 0 makes the kernel transmit the queue at once
+/// under `TCP_NODELAY`, or as Nagle's rule allows without it. One syscall, no payload.
+pub(crate) fn push(fd: RawFd) -> io::Result<()> {
+    setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_CORK, 0)
 }
 
 /// `SO_LINGER`: how long a close waits for unsent data (`Some(0)`: reset at once).
@@ -510,8 +471,25 @@ pub(crate) fn recv_from(
 
 /// `send` with `MSG_NOSIGNAL`: a closed peer is an `EPIPE` error, never a SIGPIPE.
 pub(crate) fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    send_with(fd, buf, 0)
+}
+
+/// [`send`] with `MSG_MORE` as well: on TCP the kernel queues the bytes (they are its to send
+/// from here on) but holds a partial segment back until a send without it or a [`push`].
+pub(crate) fn send_more(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    send_with(fd, buf, libc::MSG_MORE)
+}
+
+fn send_with(fd: RawFd, buf: &[u8], flags: libc::c_int) -> io::Result<usize> {
     // SAFETY: `buf` is valid for reads of `buf.len()` bytes for the duration of the call.
-    let n = unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), libc::MSG_NOSIGNAL) };
+    let n = unsafe {
+        libc::send(
+            fd,
+            buf.as_ptr().cast(),
+            buf.len(),
+            libc::MSG_NOSIGNAL | flags,
+        )
+    };
     check(n).map(|n| n as usize)
 }
 
@@ -522,6 +500,15 @@ pub(crate) const IOV_MAX: usize = libc::UIO_MAXIOV as usize;
 /// `sendmsg` with `MSG_NOSIGNAL`: a vectored write that reports a closed peer as `EPIPE`.
 /// `bufs` must hold at most [`IOV_MAX`] slices.
 pub(crate) fn send_vectored(fd: RawFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+    send_vectored_with(fd, bufs, 0)
+}
+
+/// [`send_vectored`] with `MSG_MORE`, as [`send_more`].
+pub(crate) fn send_vectored_more(fd: RawFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+    send_vectored_with(fd, bufs, libc::MSG_MORE)
+}
+
+fn send_vectored_with(fd: RawFd, bufs: &[IoSlice<'_>], flags: libc::c_int) -> io::Result<usize> {
     debug_assert!(bufs.len() <= IOV_MAX);
     // SAFETY: msghdr is plain old data; zero is valid for every field we leave unset.
     let mut msg: libc::msghdr = unsafe { mem::zeroed() };
@@ -529,7 +516,7 @@ pub(crate) fn send_vectored(fd: RawFd, bufs: &[IoSlice<'_>]) -> io::Result<usize
     msg.msg_iov = bufs.as_ptr() as *mut libc::iovec;
     msg.msg_iovlen = bufs.len() as _;
     // SAFETY: `msg` points at `bufs`, which outlive the call; the kernel only reads them.
-    let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL) };
+    let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL | flags) };
     check(n).map(|n| n as usize)
 }
 

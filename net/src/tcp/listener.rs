@@ -176,7 +176,7 @@ impl TcpListener {
         let (mut core, addr) = ready!(self.core.poll_accept(cx))?;
         let addr = addr.to_inet()?;
         core.tally_peer(&addr);
-        Poll::Ready(Ok((TcpStream { core }, addr)))
+        Poll::Ready(Ok((TcpStream::from_core(core), addr)))
     }
 
     /// The accepted connections as a `Stream` (it never ends).

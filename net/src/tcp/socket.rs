@@ -268,7 +268,7 @@ impl TcpSocket {
     /// ```
     pub async fn connect(self, addr: SocketAddr) -> io::Result<TcpStream> {
         let core = StreamCore::connect(self.socket, &SockAddr::inet(&addr)).await?;
-        Ok(TcpStream { core })
+        Ok(TcpStream::from_core(core))
     }
 }
 

@@ -89,9 +89,14 @@ impl TcpStream {
     /// ```
     pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
         stream.set_nonblocking(true)?;
-        Ok(TcpStream {
-            core: StreamCore::new(stream)?,
-        })
+        Ok(TcpStream::from_core(StreamCore::new(stream)?))
+    }
+
+    /// A stream around a connected core, coalescing its task's small writes (`cork.rs`).
+    pub(crate) fn from_core(core: StreamCore<std::net::TcpStream>) -> TcpStream {
+        TcpStream {
+            core: core.corked(),
+        }
     }
 
     /// Unwraps the standard library's stream (still in non-blocking mode).

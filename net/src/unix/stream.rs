@@ -30,14 +30,6 @@ pub struct UnixStream {
     pub(super) core: StreamCore<std::os::unix::net::UnixStream>,
 }
 
-impl UnixStream {
-    /// The stream's core (for the outbox's tests).
-    #[cfg(test)]
-    pub(crate) fn core(&self) -> &StreamCore<std::os::unix::net::UnixStream> {
-        &self.core
-    }
-}
-
 impl std::fmt::Debug for UnixStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("UnixStream")
