@@ -9,8 +9,9 @@
 //! poll, keeps its thread busy for 5 ms (logging, accounting, preparing the next item), before
 //! it reads again. The client (a plain thread) sends a request, times the reply's arrival, and
 //! waits three times the work's length (so that the work is over) before the next. The reply is written as one `write_all`, and
-//! again as two (an unflushed header and body), where spinpark gathers the second write: that
-//! row shows the bound its watchdog puts on gathered bytes held by a busy poll. Each runtime
+//! again as two (an unflushed header and body), where spinpark queues the second write in the
+//! kernel with `MSG_MORE`: that row shows the bound the executor's late runner puts on queued
+//! bytes held by a busy poll (it pushes them once the poll has lasted 500 us). Each runtime
 //! has 2 workers. Remote layout: the servers' threads on CPU 1, the client on CPU 0 (on a
 //! machine with fewer than 2 CPUs, nothing is pinned); the runtimes alternate: 5 rounds of 40 requests each;
 //! medians per round, then the median (min-max) over rounds and spinpark's over tokio's per

@@ -229,10 +229,11 @@ fn dropping_the_runtime_inside_a_tokio_runtime_does_not_panic() {
 }
 
 #[test]
-fn tokio_block_in_place_after_gathered_writes_gets_its_answer() {
-    // A handler writes a request in two writes (the second is gathered for the poll's end),
-    // then waits for the answer inside tokio's own `block_in_place`, which spinpark cannot see:
-    // the runtime's watchdog sends the gathered bytes, so the peer answers and nothing hangs.
+fn tokio_block_in_place_after_queued_writes_gets_its_answer() {
+    // A handler writes a request in two writes (the second is queued for the poll's end to
+    // push), then waits for the answer inside tokio's own `block_in_place`, which spinpark
+    // cannot see: the executor's late runner pushes the queued bytes, so the peer answers and
+    // nothing hangs.
     let rt = compat_runtime();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
@@ -251,7 +252,7 @@ fn tokio_block_in_place_after_gathered_writes_gets_its_answer() {
             AsyncWriteExt::write_all(&mut s, b"req").await.unwrap();
             AsyncWriteExt::write_all(&mut s, b"uest").await.unwrap();
             // A blocking wait on the socket by other means than the stream (which stays
-            // alive, its gathered bytes unsent): poll(2) on its fd, then a read.
+            // alive, its queued bytes not pushed): poll(2) on its fd, then a read.
             let fd = std::os::fd::AsRawFd::as_raw_fd(&s);
             let got = tokio::task::block_in_place(move || {
                 let mut pfd = libc::pollfd {

@@ -89,7 +89,7 @@ impl Connector {
     }
 
     /// Whether connections set `TCP_NODELAY` (on by default: requests are small and
-    /// latency-bound, and spinpark already gathers a poll's writes into one send).
+    /// latency-bound, and spinpark already coalesces a poll's writes into one segment).
     ///
     /// ```
     /// let c = spinpark::hyper::Connector::new().nodelay(false);

@@ -11,6 +11,8 @@
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -30,6 +32,9 @@ pub struct LoadResult {
     pub latency: Histogram<u64>,
     /// For the gap mode: the mean pause actually achieved between requests.
     pub achieved_gap: Option<Duration>,
+    /// For the pipelined load: the data segments the client's sockets received (`TCP_INFO`),
+    /// so how many the server sent.
+    pub segments_in: Option<u64>,
 }
 
 pub fn histogram() -> Histogram<u64> {
@@ -80,13 +85,44 @@ pub fn sync(addr: SocketAddr, threads: usize, dur: Duration) -> LoadResult {
 pub fn pipelined(addr: SocketAddr, conns: usize, depth: usize, dur: Duration) -> LoadResult {
     let start = Instant::now();
     let deadline = start + dur;
+    let segments = Arc::new(AtomicU64::new(0));
     let workers: Vec<_> = (0..conns)
-        .map(|_| std::thread::spawn(move || pipelined_conn(addr, depth, deadline)))
+        .map(|_| {
+            let segments = segments.clone();
+            std::thread::spawn(move || pipelined_conn(addr, depth, deadline, &segments))
+        })
         .collect();
-    collect(start, workers, None)
+    let mut r = collect(start, workers, None);
+    r.segments_in = Some(segments.load(Ordering::Relaxed));
+    r
 }
 
-fn pipelined_conn(addr: SocketAddr, depth: usize, deadline: Instant) -> (u64, Histogram<u64>) {
+/// The data segments `s` has received (`TCP_INFO`'s `tcpi_data_segs_in`).
+fn data_segments_in(s: &TcpStream) -> u64 {
+    use std::os::fd::AsRawFd;
+    // SAFETY: tcp_info is plain old data; zero is a valid value.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into `info` and updates `len`.
+    let r = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
+    assert_eq!(r, 0, "TCP_INFO: {}", std::io::Error::last_os_error());
+    u64::from(info.tcpi_data_segs_in)
+}
+
+fn pipelined_conn(
+    addr: SocketAddr,
+    depth: usize,
+    deadline: Instant,
+    segments: &AtomicU64,
+) -> (u64, Histogram<u64>) {
     let mut s = TcpStream::connect(addr).expect("connect");
     s.set_nodelay(true).expect("nodelay");
     let req = request();
@@ -116,6 +152,7 @@ fn pipelined_conn(addr: SocketAddr, depth: usize, deadline: Instant) -> (u64, Hi
             s.write_all(&batch[..k * req.len()]).expect("send");
         }
     }
+    segments.fetch_add(data_segments_in(&s), Ordering::Relaxed);
     (n, h)
 }
 
@@ -188,6 +225,7 @@ fn spaced(mut round_trip: impl FnMut(), gap: Duration, count: usize, spin: bool)
         elapsed: start.elapsed(),
         latency: h,
         achieved_gap: Some(paused / count.max(1) as u32),
+        segments_in: None,
     }
 }
 
@@ -208,5 +246,6 @@ fn collect(
         elapsed: start.elapsed(),
         latency: hist,
         achieved_gap,
+        segments_in: None,
     }
 }

@@ -102,10 +102,12 @@ impl Contender {
     }
 }
 
-/// What one run measured: the sample, and system calls per request (or why not).
+/// What one run measured: the sample, system calls per request (or why not), and the data
+/// segments the server sent per request (as the client's sockets received them).
 struct Run {
     sample: Sample,
     syscalls: Result<f64, String>,
+    segments: f64,
 }
 
 /// A server's rounds, and why it stopped being run, if it did.
@@ -235,8 +237,8 @@ impl Plan {
             mode::fmt_dur(self.dur),
         )
         .unwrap();
-        writeln!(o, "| runtime | Reqs/sec | server CPU per req (us, user+sys) | syscalls per req | p50 (us) | p99 (us) | spinpark / it, Reqs/sec | verdict |").unwrap();
-        writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---|").unwrap();
+        writeln!(o, "| runtime | Reqs/sec | server CPU per req (us, user+sys) | syscalls per req | segments per req | p50 (us) | p99 (us) | spinpark / it, Reqs/sec | verdict |").unwrap();
+        writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---:|---|").unwrap();
         let spinpark = rows[0].per_round();
         let mut perf_errors: Vec<String> = Vec::new();
         let mut notes = Vec::new();
@@ -244,7 +246,7 @@ impl Plan {
             let label = s.label();
             if row.runs.iter().all(Option::is_none) {
                 let why = row.skipped.as_deref().unwrap_or("no run");
-                writeln!(o, "| {label} | skipped: {why} | | | | | | |").unwrap();
+                writeln!(o, "| {label} | skipped: {why} | | | | | | | |").unwrap();
                 continue;
             }
             if let Some(why) = &row.skipped {
@@ -270,7 +272,7 @@ impl Plan {
             };
             writeln!(
                 o,
-                "| {label} | {} | {} | {} | {} | {} | {ratio} | {word} |",
+                "| {label} | {} | {} | {} | {} | {} | {} | {ratio} | {word} |",
                 row.spread(|r| r.sample.reqs_per_sec).show(0),
                 row.spread(|r| r.sample.server_cpu_us()).show(2),
                 if calls.median.is_finite() {
@@ -278,6 +280,7 @@ impl Plan {
                 } else {
                     "n/a".into()
                 },
+                row.spread(|r| r.segments).show(3),
                 row.spread(|r| r.sample.p50).show(1),
                 row.spread(|r| r.sample.p99).show(1),
             )
@@ -287,6 +290,11 @@ impl Plan {
             o,
             "\nsyscalls per req: the server process's `{}` events (every thread) between the start and the end of the load, over its requests; an `io_uring_enter` is one, whatever it submits.",
             crate::syscalls::EVENT
+        )
+        .unwrap();
+        writeln!(
+            o,
+            "\nsegments per req: the data segments the server sent, as the load generator's sockets received them (`TCP_INFO`'s `tcpi_data_segs_in`, summed over its connections), over the requests answered."
         )
         .unwrap();
         if !perf_errors.is_empty() {
@@ -334,8 +342,10 @@ fn measure(server: &mut Server, dur: Duration, caps: Caps) -> Run {
     let c = Usage::now().since(c0);
     let s = server.usage().since(s0);
     let calls = perf.and_then(Syscalls::finish);
+    let per_req = |n: u64| n as f64 / r.requests.max(1) as f64;
     Run {
         sample: Sample::new(&r, s, c, caps),
-        syscalls: calls.map(|n| n as f64 / r.requests.max(1) as f64),
+        syscalls: calls.map(per_req),
+        segments: r.segments_in.map_or(f64::NAN, per_req),
     }
 }

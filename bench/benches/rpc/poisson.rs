@@ -173,6 +173,7 @@ pub fn run(
         elapsed: last_reply.max(end) - start,
         latency: h,
         achieved_gap: None,
+        segments_in: None,
     }
 }
 

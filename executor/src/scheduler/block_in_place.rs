@@ -60,7 +60,7 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
              to hand its tasks to (use spawn_blocking)"
         );
     }
-    // What the task wrote so far and the runtime gathered for the poll's end goes out now:
+    // What the task wrote so far and the runtime queued for the poll's end is pushed now:
     // `f` may block until the peer answers it.
     task::poll_end::run_now();
     // `f` runs without a budget and with yields woken at once, as in tokio: a `block_on`

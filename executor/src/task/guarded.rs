@@ -239,8 +239,8 @@ impl<F: Future> Future for Guarded<F> {
         assert!(this.live, "a spinpark task was polled after it completed");
         let task = this.meta.id;
         let _id = id::enter(task);
-        // Work deferred to the poll's end (gathered writes) runs when this guard drops: after
-        // the poll, and after the future's drop when it completes, panics or is aborted.
+        // Work deferred to the poll's end (pushing queued writes) runs when this guard drops:
+        // after the poll, and after the future's drop when it completes, panics or is aborted.
         let _scope = super::poll_end::Scope::enter(cx.waker());
         // Acquire: pairs with the Release in `abort`, though the flag carries no data; any
         // ordering would be correct, this one is the conventional flag pairing.

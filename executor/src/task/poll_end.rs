@@ -1,6 +1,6 @@
-//! Work deferred to the end of a task's poll: the hook that lets an I/O type gather the small
-//! writes a task makes during one poll and hand them to the kernel in one syscall when the
-//! poll returns (spinpark-net's write combining, `net/src/outbox.rs`).
+//! Work deferred to the end of a task's poll: the hook that lets an I/O type queue the small
+//! writes a task makes during one poll in the kernel and push them together when the poll
+//! returns (spinpark-net's write coalescing, `net/src/cork.rs`).
 //!
 //! ```
 //! use std::sync::atomic::{AtomicUsize, Ordering};
