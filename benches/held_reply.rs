@@ -2,20 +2,23 @@
 //! spinpark and on tokio, in the same run.
 //!
 //! ```text
-//! cargo bench --bench held_reply            # about 30 s
+//! cargo bench --bench held_reply            # about 80 s
 //! ```
 //!
 //! The server's handler reads an 8-byte request, writes an 8-byte reply, and then, in the same
 //! poll, keeps its thread busy for 5 ms (logging, accounting, preparing the next item), before
 //! it reads again. The client (a plain thread) sends a request, times the reply's arrival, and
-//! waits three times the work's length (so that the work is over) before the next. The reply is written as one `write_all`, and
-//! again as two (an unflushed header and body), where spinpark queues the second write in the
-//! kernel with `MSG_MORE`: that row shows the bound the executor's late runner puts on queued
-//! bytes held by a busy poll (it pushes them once the poll has lasted 500 us). Each runtime
-//! has 2 workers. Remote layout: the servers' threads on CPU 1, the client on CPU 0 (on a
-//! machine with fewer than 2 CPUs, nothing is pinned); the runtimes alternate: 5 rounds of 40 requests each;
-//! medians per round, then the median (min-max) over rounds and spinpark's over tokio's per
-//! round. Not a test: it asserts nothing, it prints.
+//! waits three times the work's length (so that the work is over) before the next. The reply is
+//! written in three ways: as one `write_all`; as two (an unflushed header and body), where
+//! spinpark queues the second write in the kernel with `MSG_MORE`; and as one `write_all` right
+//! after a poll that wrote twice (a pipelining connection, whose next first reply spinpark
+//! queues too; only those replies are timed). The last two rows show the bound the executor's
+//! late runner puts on queued bytes held by a busy poll (it pushes them once the poll has
+//! lasted 500 us), on every flavour: current-thread, 1 worker and 2 workers. Remote layout: the
+//! servers' threads on CPU 1, the client on CPU 0 (on a machine with fewer than 2 CPUs,
+//! nothing is pinned); the runtimes alternate: 5 rounds of 40 timed requests each; medians per
+//! round, then the median (min-max) over rounds and spinpark's over tokio's per round. Not a
+//! test: it asserts nothing, it prints.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -33,16 +36,6 @@ fn work() {
     }
 }
 
-/// The client: `REQUESTS` round trips, each time to the reply's arrival, in µs; median.
-fn client(addr: SocketAddr) -> f64 {
-    std::thread::spawn(move || {
-        pin_to(0);
-        client_on_this_thread(addr)
-    })
-    .join()
-    .unwrap()
-}
-
 /// Pins the calling thread (and the threads it starts later) to `cpu`, if the machine has it.
 fn pin_to(cpu: usize) {
     if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
@@ -58,16 +51,62 @@ fn pin_to(cpu: usize) {
     }
 }
 
-fn client_on_this_thread(addr: SocketAddr) -> f64 {
+/// How the handler writes its replies.
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    /// One `write_all`.
+    One,
+    /// Two `write_all`s (3 and 5 bytes), unflushed.
+    Two,
+    /// Two for even requests, one for odd ones; only the odd ones are timed.
+    OneAfterTwo,
+}
+
+impl Shape {
+    /// Whether request `i`'s reply is written in two writes.
+    fn split(self, i: u64) -> bool {
+        match self {
+            Shape::One => false,
+            Shape::Two => true,
+            Shape::OneAfterTwo => i % 2 == 0,
+        }
+    }
+
+    /// Whether request `i` is timed.
+    fn timed(self, i: u64) -> bool {
+        self != Shape::OneAfterTwo || i % 2 == 1
+    }
+}
+
+/// The runtime flavours, as (name, workers; 0 for current-thread).
+const FLAVOURS: [(&str, usize); 3] = [("current-thread", 0), ("1 worker", 1), ("2 workers", 2)];
+
+fn client(addr: SocketAddr, shape: Shape) -> f64 {
+    std::thread::spawn(move || {
+        pin_to(0);
+        client_on_this_thread(addr, shape)
+    })
+    .join()
+    .unwrap()
+}
+
+/// The client: round trips until `REQUESTS` were timed, each to the reply's arrival, in µs;
+/// median.
+fn client_on_this_thread(addr: SocketAddr, shape: Shape) -> f64 {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_nodelay(true).unwrap();
     let mut times = Vec::with_capacity(REQUESTS);
-    for i in 0..REQUESTS as u64 {
+    for i in 0u64.. {
+        if times.len() == REQUESTS {
+            break;
+        }
         let start = Instant::now();
         s.write_all(&i.to_be_bytes()).unwrap();
         let mut reply = [0u8; 8];
         s.read_exact(&mut reply).unwrap();
-        times.push(start.elapsed().as_secs_f64() * 1e6);
+        if shape.timed(i) {
+            times.push(start.elapsed().as_secs_f64() * 1e6);
+        }
         assert_eq!(u64::from_be_bytes(reply), i);
         // Long past the work's end, also when a spinning worker shares its CPU: the next
         // request must find the task waiting, so that this measures the reply alone.
@@ -81,19 +120,22 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-fn spinpark_round(split: bool) -> f64 {
+fn spinpark_round(workers: usize, shape: Shape) -> f64 {
     use futures_util::{AsyncReadExt, AsyncWriteExt};
-    let rt = spinpark::Builder::new().worker_threads(2).build().unwrap();
+    let rt = match workers {
+        0 => spinpark::Builder::new_current_thread().build().unwrap(),
+        n => spinpark::Builder::new().worker_threads(n).build().unwrap(),
+    };
     let listener = rt
         .block_on(spinpark::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
     let addr = listener.local_addr().unwrap();
-    rt.spawn(async move {
+    let server = rt.spawn(async move {
         let (mut s, _) = listener.accept().await.unwrap();
         s.set_nodelay(true).unwrap();
         let mut req = [0u8; 8];
         while s.read_exact(&mut req).await.is_ok() {
-            if split {
+            if shape.split(u64::from_be_bytes(req)) {
                 s.write_all(&req[..3]).await.unwrap();
                 s.write_all(&req[3..]).await.unwrap();
             } else {
@@ -102,26 +144,35 @@ fn spinpark_round(split: bool) -> f64 {
             work();
         }
     });
-    client(addr)
+    // A current-thread runtime runs its tasks only inside `block_on`: the client runs beside it.
+    let client = std::thread::spawn(move || client(addr, shape));
+    rt.block_on(server).unwrap();
+    client.join().unwrap()
 }
 
-fn tokio_round(split: bool) -> f64 {
+fn tokio_round(workers: usize, shape: Shape) -> f64 {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = match workers {
+        0 => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap(),
+        n => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(n)
+            .enable_all()
+            .build()
+            .unwrap(),
+    };
     let listener = rt
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
     let addr = listener.local_addr().unwrap();
-    rt.spawn(async move {
+    let server = rt.spawn(async move {
         let (mut s, _) = listener.accept().await.unwrap();
         s.set_nodelay(true).unwrap();
         let mut req = [0u8; 8];
         while s.read_exact(&mut req).await.is_ok() {
-            if split {
+            if shape.split(u64::from_be_bytes(req)) {
                 s.write_all(&req[..3]).await.unwrap();
                 s.write_all(&req[3..]).await.unwrap();
             } else {
@@ -130,7 +181,9 @@ fn tokio_round(split: bool) -> f64 {
             work();
         }
     });
-    client(addr)
+    let client = std::thread::spawn(move || client(addr, shape));
+    rt.block_on(server).unwrap();
+    client.join().unwrap()
 }
 
 fn spread(v: &[f64]) -> String {
@@ -144,29 +197,35 @@ fn main() {
     // this thread's CPU.
     pin_to(1);
     println!(
-        "reply then {WORK:?} of CPU work in the same poll; 2 workers on CPU 1, client on CPU 0; {ROUNDS} rounds of {REQUESTS}; reply wait in µs, median (min-max) over rounds of per-round medians\n"
+        "reply then {WORK:?} of CPU work in the same poll; runtime on CPU 1, client on CPU 0; {ROUNDS} rounds of {REQUESTS} timed requests; reply wait in µs, median (min-max) over rounds of per-round medians\n"
     );
-    println!("| reply written as | spinpark | tokio | spinpark / tokio |");
-    println!("|---|---:|---:|---:|");
-    for (name, split) in [("one write", false), ("two writes, unflushed", true)] {
-        let (mut sp, mut tk, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
-        for round in 0..ROUNDS {
-            let (a, b) = if round % 2 == 0 {
-                let a = spinpark_round(split);
-                (a, tokio_round(split))
-            } else {
-                let b = tokio_round(split);
-                (spinpark_round(split), b)
-            };
-            sp.push(a);
-            tk.push(b);
-            ratio.push(a / b);
+    println!("| runtime | reply written as | spinpark | tokio | spinpark / tokio |");
+    println!("|---|---|---:|---:|---:|");
+    for (flavour, workers) in FLAVOURS {
+        for (name, shape) in [
+            ("one write", Shape::One),
+            ("two writes, unflushed", Shape::Two),
+            ("one write after a poll that wrote two", Shape::OneAfterTwo),
+        ] {
+            let (mut sp, mut tk, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+            for round in 0..ROUNDS {
+                let (a, b) = if round % 2 == 0 {
+                    let a = spinpark_round(workers, shape);
+                    (a, tokio_round(workers, shape))
+                } else {
+                    let b = tokio_round(workers, shape);
+                    (spinpark_round(workers, shape), b)
+                };
+                sp.push(a);
+                tk.push(b);
+                ratio.push(a / b);
+            }
+            println!(
+                "| {flavour} | {name} | {} | {} | {}x |",
+                spread(&sp),
+                spread(&tk),
+                spread(&ratio)
+            );
         }
-        println!(
-            "| {name} | {} | {} | {}x |",
-            spread(&sp),
-            spread(&tk),
-            spread(&ratio)
-        );
     }
 }

@@ -350,10 +350,8 @@ fn writes_to_two_peers_in_one_poll_arrive_in_program_order() {
                 // Everything written to A before B's last write is there already.
                 let mut ready = 0 as libc::c_int;
                 // SAFETY: FIONREAD writes one int, on our stack.
-                assert_eq!(
-                    unsafe { libc::ioctl(peer_a.as_raw_fd(), libc::FIONREAD, &mut ready) },
-                    0
-                );
+                let r = unsafe { libc::ioctl(peer_a.as_raw_fd(), libc::FIONREAD, &mut ready) };
+                assert_eq!(r, 0);
                 if ready < 16 {
                     inversions += 1;
                 }
