@@ -18,6 +18,13 @@
 //! in tokio): the signal no longer has its default effect (SIGINT no longer ends the
 //! process), even after every [`Signal`] for it is dropped.
 //!
+//! A handler that was in place before (the program's own `sigaction` handler or
+//! `SA_SIGINFO` action, or a library's, installed before the runtime or after) is kept and
+//! still called on every delivery, after the runtime's own handler, with the delivery's
+//! `siginfo_t`, as tokio's signal-hook-registry does. A `SIG_DFL` or `SIG_IGN` it replaced is
+//! not called: for `SIGCHLD`, a `SIG_IGN` (which also has the kernel reap children itself)
+//! ends there, as under tokio.
+//!
 //! # Which listener sees which delivery
 //!
 //! * Every listener that exists when a signal is delivered reports it, once. Deliveries

@@ -28,7 +28,9 @@ mod signal;
 mod socket;
 
 pub(crate) use epoll::{Epoll, EventFd, INTEREST};
-pub(crate) use signal::{eventfd_add_from_handler, install_handler};
+pub(crate) use signal::{
+    call_previous, current_action, eventfd_add_from_handler, install_handler, is_foreign_handler,
+};
 pub(crate) use socket::{
     accept, affinity, bind, connect, getsockopt_int, incoming_cpu, linger, listen, local_addr,
     peer_addr, peer_cred, push, recv, recv_from, send, send_more, send_vectored,

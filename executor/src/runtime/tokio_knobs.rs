@@ -13,8 +13,9 @@
 //! ```
 //!
 //! The four tuning numbers are checked and accepted so that tokio programs build unchanged,
-//! but spinpark's scheduler keeps its own: it looks at the injector every 61 tasks, polls
-//! the reactor between busy tasks when nobody else does, and reads up to 64 events per `epoll_wait`.
+//! but spinpark's scheduler keeps its own: it looks at the injector every 61 tasks and
+//! every millisecond of polling (coarse clock), polls the reactor between busy tasks when
+//! nobody else does, and reads up to 64 events per `epoll_wait`.
 
 use std::fmt;
 use std::io;
@@ -114,7 +115,9 @@ impl Builder {
     }
 
     /// Accepted for tokio's sake (0 is refused by `build()`); spinpark's workers look at the
-    /// shared queue every 61 tasks whatever the value.
+    /// shared queue every 61 tasks, and once a millisecond of polling has passed since they
+    /// last did (tokio's own default tunes the interval to the mean poll time, to the same
+    /// end), whatever the value.
     ///
     /// ```
     /// let rt = spinpark::Builder::new().global_queue_interval(31).build().unwrap();

@@ -15,7 +15,9 @@
 //! thread entering `block_on` takes it and runs the worker's machinery (`worker.rs`'s
 //! `Worker`: the LIFO slot, the queue, the injector, the reactor polled every 61 tasks, the
 //! idle protocol) with one more source of work, its own future, polled whenever its waker
-//! fired, and at least once every 61 tasks while it is woken. Spawning, waking, `JoinHandle`,
+//! fired, and while it is woken at least once every 61 tasks and once tasks have polled for
+//! 1 ms since its last poll (`GLOBAL_INTERVAL_NANOS`), so tasks that poll for milliseconds
+//! each do not hold it off for 61 of their polls. Spawning, waking, `JoinHandle`,
 //! abort, panics and shutdown are the multi-thread runtime's code.
 //!
 //! When it has nothing to run the thread parks through the idle protocol, as every worker
@@ -48,7 +50,7 @@ use super::current;
 use super::queues::LocalQueue;
 use super::seat::{Seat, Take};
 use super::shared::Shared;
-use super::worker::{run_task, Ran, Work, Worker, GLOBAL_INTERVAL};
+use super::worker::{run_task, Ran, Work, Worker, GLOBAL_INTERVAL, GLOBAL_INTERVAL_NANOS};
 use super::worker_state::WorkerState;
 use crate::task::list;
 use crate::task::panics::{self, Payload};
@@ -257,11 +259,13 @@ fn drive<F: Future>(
         let _tasks = list::publish(shared.tasks.clone());
         let main = Some(&signal.woken);
         Worker::new(shared, &core, main).start_busy();
+        // When the future was last polled (coarse clock).
+        let mut main_polled = 0;
         let out = 'drive: loop {
             // Acquire: pairs with the Release in `wake_by_ref`.
             if signal.woken.swap(false, Ordering::Acquire) {
                 // The last task's poll ends here, not when the next task starts.
-                Worker::new(shared, &core, main).end_poll(false);
+                main_polled = Worker::new(shared, &core, main).end_poll(false);
                 // The future gets a task's budget, so a loop on a ready socket in it lets the
                 // tasks run.
                 crate::task::coop::reset();
@@ -295,6 +299,13 @@ fn drive<F: Future>(
                     ),
                 };
                 ran += 1;
+                // Relaxed: a hint; the swap above, which polls the future, is the Acquire.
+                // The time is the stamp of the task poll that just ran (no clock read).
+                if signal.woken.load(Ordering::Relaxed)
+                    && core.poll_began.get().saturating_sub(main_polled) >= GLOBAL_INTERVAL_NANOS
+                {
+                    break;
+                }
             }
             if ran > 0 {
                 // Back to the future if it was woken; else more tasks, or idle.

@@ -2,8 +2,10 @@
 //!
 //! Where a worker looks for its next task, in order:
 //!
-//! 1. every 61st task, the global injector first, so remote spawns cannot starve behind a
-//!    busy local queue;
+//! 1. every 61st task, and between two tasks once 1 ms of polling has passed since it last
+//!    looked there, the global injector first, so remote spawns and wakes cannot starve
+//!    behind a busy local queue (a count alone lets tasks that poll for milliseconds each,
+//!    CPU work in slices with `yield_now` between, hold them off for 61 slices);
 //! 2. its LIFO slot (the task the last task woke), at most three times in a row, so two tasks
 //!    that keep waking each other cannot starve the queue;
 //! 3. its local queue, then the injector, then the other workers' queues (stealing half),
@@ -49,6 +51,14 @@ pub(crate) type ThreadHook = Arc<dyn Fn() + Send + Sync>;
 /// How many tasks run between checks of the injector and of the reactor (and, on a
 /// current-thread runtime, at most between two polls of the `block_on` future).
 pub(crate) const GLOBAL_INTERVAL: u32 = 61;
+/// How much polling (coarse-clock nanoseconds) passes at most between two looks at the
+/// injector (and, on a current-thread runtime, between a wake of the `block_on` future and
+/// its poll), whatever the count: tasks whose polls take milliseconds reach
+/// [`GLOBAL_INTERVAL`] only after a long time. tokio gets there by tuning its interval to the
+/// mean poll time; a bound on time does it with the coarse stamp every poll takes anyway. The
+/// coarse clock advances once per kernel tick (1-4 ms), so the bound is in effect one tick,
+/// and polls shorter than a tick look at the injector once per tick more, not once per poll.
+pub(crate) const GLOBAL_INTERVAL_NANOS: u64 = 1_000_000;
 /// How many times in a row the LIFO slot may be preferred over the queue.
 const MAX_LIFO_STREAK: u32 = 3;
 
@@ -232,6 +242,7 @@ impl<'a> Worker<'a> {
     /// The task that began at coarse time `now` as tick `tick` has run: polls the reactor
     /// every [`GLOBAL_INTERVAL`] tasks, or when it has gone unattended for long.
     fn after_run(&self, now: u64, tick: u32) {
+        self.state.poll_began.set(now);
         self.settle();
         if tick % GLOBAL_INTERVAL == 0 || self.reactor_unattended(now) {
             // A worker that never idles still shows its busy time now and then.
@@ -296,7 +307,7 @@ impl<'a> Worker<'a> {
     /// it stops looking covers those; a busy one notifies ([`Worker::next_task`]).
     fn take_task(&self) -> Option<(Runnable, bool)> {
         let state = self.state;
-        if state.tick.get() % GLOBAL_INTERVAL == GLOBAL_INTERVAL - 1 {
+        if self.injector_due() {
             if let Some(t) = self.steal_injector() {
                 return Some(t);
             }
@@ -348,9 +359,25 @@ impl<'a> Worker<'a> {
         self.take_task().map(|(t, _)| Work::Task(t))
     }
 
+    /// Whether the injector should be looked at before this worker's own tasks: every
+    /// [`GLOBAL_INTERVAL`] tasks, or once [`GLOBAL_INTERVAL_NANOS`] has passed since it last
+    /// was, by the start of the last task poll (no clock read: that poll's stamp). A task
+    /// poll that began then ran long is seen one poll late, so the wait for the injector is
+    /// bounded by about the interval plus two polls.
+    fn injector_due(&self) -> bool {
+        let state = self.state;
+        state.tick.get() % GLOBAL_INTERVAL == GLOBAL_INTERVAL - 1
+            || state
+                .poll_began
+                .get()
+                .saturating_sub(state.injector_looked.get())
+                >= GLOBAL_INTERVAL_NANOS
+    }
+
     /// A batch of the injector's tasks: one to run, and whether the rest landed in this
     /// worker's queue.
     fn steal_injector(&self) -> Option<(Runnable, bool)> {
+        self.state.injector_looked.set(self.state.poll_began.get());
         let queue = &self.state.queue;
         let before = queue.len();
         let t = self.shared.queues.steal_injector_into(queue)?;

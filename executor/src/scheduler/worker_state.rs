@@ -35,6 +35,12 @@ pub(crate) struct WorkerState {
     pub(super) lifo_streak: Cell<u32>,
     /// Tasks run so far (wrapping): every `GLOBAL_INTERVAL`th looks at the injector first.
     pub(super) tick: Cell<u32>,
+    /// When the last task poll began (coarse clock): the stamp every poll takes anyway, kept
+    /// as the worker's time between tasks, so that deciding whether the injector is due costs
+    /// no clock read (`Worker::injector_due`).
+    pub(super) poll_began: Cell<u64>,
+    /// The `poll_began` reading at which this worker last looked at the injector.
+    pub(super) injector_looked: Cell<u64>,
     /// When this worker last polled the reactor (coarse clock), to poll it again between
     /// tasks once half a watch period has passed (`Worker::reactor_unattended`).
     pub(super) last_driver_poll: Cell<u64>,
@@ -64,6 +70,8 @@ impl WorkerState {
             queue,
             lifo_streak: Cell::new(0),
             tick: Cell::new(0),
+            poll_began: Cell::new(now),
+            injector_looked: Cell::new(now),
             last_driver_poll: Cell::new(now),
             // Set by whichever loop takes the place (`Worker::start_busy`).
             busy_since: Cell::new(0),

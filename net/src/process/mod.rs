@@ -35,7 +35,7 @@
 //! at its own child. Either way the child is reaped with `waitpid` on its own pid only,
 //! never `wait(-1)`, so children that other code in the process spawned are left to it.
 //! (The first `SIGCHLD` listener installs a handler for the rest of the process, as in
-//! tokio; pidfds need none.)
+//! tokio, and as there a handler the program had for it is still called; pidfds need none.)
 //!
 //! A child spawned in one runtime may be waited for in another: if the first has shut down,
 //! the watch moves to the runtime that waits.

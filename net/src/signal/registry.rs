@@ -3,7 +3,16 @@
 //!
 //! The handler does only async-signal-safe things: it bumps the signal's delivery counter (a
 //! lock-free atomic) and writes 8 bytes to that signal's eventfd, saving and restoring `errno`
-//! around the write. Each runtime registers a kind's eventfd once in its epoll set (the
+//! around the write. Then it calls the action it replaced, if that was a handler (the
+//! program's own, or a library's): installing ours takes nothing away from them, as in
+//! signal-hook-registry, which tokio uses. A replaced `SIG_DFL` or `SIG_IGN` is not called:
+//! the default action is what a listener gives up (SIGINT no longer ends the process), and an
+//! ignored signal is now seen (for `SIGCHLD`, whose `SIG_IGN` also tells the kernel to reap
+//! children itself, that ends: children wait to be reaped, as under tokio).
+//!
+//! The replaced action is kept in a process-wide slot per signal ([`PREVIOUS`]), a pointer
+//! the handler loads without a lock. It is written before our handler is installed, so the
+//! first delivery to our handler already finds it. Each runtime registers a kind's eventfd once in its epoll set (the
 //! reactor's `shared_source`); its listeners all wait on that one registration. A listener
 //! compares the counter with the value it saw last.
 //!
@@ -15,8 +24,8 @@
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::{
-    AtomicI32, AtomicU64,
-    Ordering::{Relaxed, SeqCst},
+    AtomicI32, AtomicPtr, AtomicU64,
+    Ordering::{Acquire, Relaxed, Release, SeqCst},
 };
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::task::{Wake, Waker};
@@ -39,6 +48,13 @@ static REPORTED: [AtomicU64; KINDS] = [const { AtomicU64::new(0) }; KINDS];
 /// Each signal's eventfd, or -1 before its first listener. Never closed once created: it
 /// lives as long as the process, like the handler that writes it.
 static KIND_FD: [AtomicI32; KINDS] = [const { AtomicI32::new(-1) }; KINDS];
+
+/// Per signal number, the action our handler replaced, for the handler to call after its own
+/// work; null before our handler is installed. Each action is leaked: a handler may be
+/// reading one when a later one replaces it (only while installing, see [`kind_fd`]), so
+/// none is ever freed (at most two per signal for the life of the process).
+static PREVIOUS: [AtomicPtr<libc::sigaction>; KINDS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; KINDS];
 
 /// Taken to create a kind's eventfd and install its handler, once.
 static INSTALL: Mutex<()> = Mutex::new(());
@@ -69,7 +85,7 @@ pub(crate) fn mark_reported(signum: libc::c_int, count: u64) {
     REPORTED[signum as usize].fetch_max(count, Relaxed);
 }
 
-extern "C" fn on_signal(signum: libc::c_int) {
+extern "C" fn on_signal(signum: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     let Some(count) = DELIVERED.get(signum as usize) else {
         return;
     };
@@ -80,6 +96,32 @@ extern "C" fn on_signal(signum: libc::c_int) {
         // Async-signal-safe. Nobody reads the eventfd, so its counter only grows.
         sys::eventfd_add_from_handler(fd);
     }
+    // Acquire: pairs with the Release in `keep_previous`, so the action it points to is
+    // fully written. A lock-free load: allowed in a handler.
+    let previous = PREVIOUS[signum as usize].load(Acquire);
+    if !previous.is_null() {
+        // SAFETY: a non-null slot points to a leaked (never freed) action that `sigaction`
+        // returned for `signum`; we are the handler for `signum`, passing on the kernel's
+        // own `info` and `ctx`.
+        unsafe { sys::call_previous(&*previous, signum, info, ctx) };
+    }
+}
+
+/// Keeps `action`, which our handler replaces (or is about to) for `signum`, for the handler
+/// to call. Our own handler is never kept: calling it would loop.
+fn keep_previous(signum: libc::c_int, action: libc::sigaction) {
+    let ptr = if sys::is_foreign_handler(&action, on_signal) {
+        Box::into_raw(Box::new(action))
+    } else {
+        std::ptr::null_mut()
+    };
+    // Release: the action is written before a handler that loads the pointer reads it.
+    PREVIOUS[signum as usize].store(ptr, Release);
+}
+
+/// Whether two actions are the same one (same handler, same flags).
+fn same_action(a: &libc::sigaction, b: &libc::sigaction) -> bool {
+    a.sa_sigaction == b.sa_sigaction && a.sa_flags == b.sa_flags
 }
 
 /// The eventfd that `signum`'s handler writes, for the caller to register with its reactor.
@@ -98,7 +140,16 @@ pub(crate) fn kind_fd(signum: libc::c_int) -> io::Result<RawFd> {
         return Ok(fd);
     }
     let eventfd = sys::EventFd::new()?;
-    sys::install_handler(signum, on_signal)?;
+    // The action in place is kept before ours replaces it, so that no delivery to our
+    // handler misses it. Should other code change it between this read and our install (a
+    // race that code has with anything installing a handler), `sigaction` hands back the
+    // action it really replaced, which is kept instead.
+    let before = sys::current_action(signum)?;
+    keep_previous(signum, before);
+    let replaced = sys::install_handler(signum, on_signal)?;
+    if !same_action(&replaced, &before) {
+        keep_previous(signum, replaced);
+    }
     // Published after the handler is installed, so a caller that finds it can rely on the
     // handler (a delivery in between is counted; no listener existed to wake).
     let fd = eventfd.into_raw();
