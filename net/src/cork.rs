@@ -62,16 +62,18 @@
 //! # How it works
 //!
 //! The stream's write paths ask the executor for the task's poll scope
-//! (`spinpark_executor::task::poll_end`). [`Cork::plan`] remembers the last scope that wrote
-//! and how often: a scope's first write goes as an ordinary send. A later one goes with
-//! `MSG_MORE`, and [`Cork::queued`] notes it and defers the cork to the scope once; at the
-//! scope's end (or from the late runner) [`Cork::push`] pushes if anything was queued since
-//! the last push. Every step is under the cork's lock, as is the socket's drop, which marks
-//! the fd as no longer the cork's to push, so a late runner's push never reaches a closed (or
-//! reused) fd.
+//! (`spinpark_executor::task::poll_end`) and hand a small write to [`Cork::send_queued`],
+//! which, under the cork's lock, remembers the last scope that wrote and how often: a scope's
+//! first write is left to the stream as an ordinary send; a later one is sent with
+//! `MSG_MORE`, noted, and the cork deferred to the scope once. At the scope's end (or from the
+//! late runner) [`Cork::push`] pushes if anything was queued since the last push. The socket's
+//! drop takes the same lock to mark the fd as no longer the cork's to push, so a late runner's
+//! push never reaches a closed (or reused) fd.
 
+use std::io;
 use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Poll;
 
 use spinpark_executor::task::poll_end::{self, PollEnd, ScopeId};
 
@@ -102,8 +104,8 @@ struct State {
 
 /// How a small write from a task's poll is sent.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Plan {
-    /// With `MSG_MORE`; then [`Cork::queued`].
+enum Plan {
+    /// With `MSG_MORE`, the push deferred to the poll's end.
     More,
     /// As an ordinary send, which pushes: the poll's first write.
     Push,
@@ -123,40 +125,30 @@ impl Cork {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// How a small write from the poll `scope` goes: the scope's first is pushed at once,
-    /// unless the socket's last poll wrote several times (pipelined replies, which would be
-    /// split in two segments a batch); later ones are queued.
-    pub(crate) fn plan(&self, scope: ScopeId) -> Plan {
+    /// Sends a small write from the poll `scope` with `MSG_MORE` (`send_more`), if it is to
+    /// be queued, and defers the push to the scope's end: `None` if it is to be an ordinary
+    /// send instead ([`Cork::plan`]). One lock for both.
+    pub(crate) fn send_queued(
+        self: &Arc<Self>,
+        scope: ScopeId,
+        send_more: impl FnOnce() -> Poll<io::Result<usize>>,
+    ) -> Option<Poll<io::Result<usize>>> {
         let mut st = self.lock();
-        if st.wrote != Some(scope) {
-            st.wrote = Some(scope);
-            let pipelined = std::mem::replace(&mut st.writes, 1) > 1;
-            if !pipelined {
-                return Plan::Push;
+        if st.plan(scope) == Plan::Push {
+            return None;
+        }
+        // Under the lock: a push from the late runner either comes after `queued` is set, or
+        // before the send, with `deferred` cleared so that this write defers anew.
+        let sent = send_more();
+        if let Poll::Ready(Ok(_)) = sent {
+            st.queued = true;
+            if st.deferred != Some(scope) {
+                st.deferred = Some(scope);
+                drop(st);
+                scope.defer(self.clone());
             }
-        } else {
-            st.writes += 1;
         }
-        // Without a late runner a blocked poll would hold the bytes: push them at once.
-        if poll_end::late_runner_available() {
-            Plan::More
-        } else {
-            Plan::Push
-        }
-    }
-
-    /// A `MSG_MORE` send from the poll `scope` queued bytes: they are pushed when the scope
-    /// ends, or sooner.
-    pub(crate) fn queued(self: &Arc<Self>, scope: ScopeId) {
-        let mut st = self.lock();
-        st.queued = true;
-        // Under the lock: a push from the late runner that cleared `deferred` before this
-        // either pushed these bytes or left `queued` set for the new deferral.
-        if st.deferred != Some(scope) {
-            st.deferred = Some(scope);
-            drop(st);
-            scope.defer(self.clone());
-        }
+        Some(sent)
     }
 
     /// Pushes what was queued, if anything was and the fd is still the cork's.
@@ -174,6 +166,30 @@ impl Cork {
     /// with the close (or with the next send of whoever takes the fd) as the kernel sends it.
     pub(crate) fn close(&self) {
         self.lock().closed = true;
+    }
+}
+
+impl State {
+    /// How a small write from the poll `scope` goes: the scope's first is pushed at once,
+    /// unless the socket's last poll wrote several times (pipelined replies, which would be
+    /// split in two segments a batch); later ones are queued.
+    fn plan(&mut self, scope: ScopeId) -> Plan {
+        let st = self;
+        if st.wrote != Some(scope) {
+            st.wrote = Some(scope);
+            let pipelined = std::mem::replace(&mut st.writes, 1) > 1;
+            if !pipelined {
+                return Plan::Push;
+            }
+        } else {
+            st.writes += 1;
+        }
+        // Without a late runner a blocked poll would hold the bytes: push them at once.
+        if poll_end::late_runner_available() {
+            Plan::More
+        } else {
+            Plan::Push
+        }
     }
 }
 
@@ -204,14 +220,15 @@ mod tests {
             .block_on(rt.spawn(std::future::poll_fn(|cx| {
                 let cork = Cork::new(-1);
                 let scope = poll_end::current(cx.waker()).unwrap();
-                let first = [cork.plan(scope), cork.plan(scope), cork.plan(scope)];
+                let mut st = cork.lock();
+                let first = [st.plan(scope), st.plan(scope), st.plan(scope)];
                 // Another poll's first write, after a poll that wrote three times.
-                cork.lock().wrote = None;
-                let after_pipelined = cork.plan(scope);
+                st.wrote = None;
+                let after_pipelined = st.plan(scope);
                 // And after a poll that wrote once.
-                cork.lock().wrote = None;
-                let after_single = cork.plan(scope);
-                cork.close();
+                st.wrote = None;
+                let after_single = st.plan(scope);
+                st.closed = true;
                 std::task::Poll::Ready((first, after_pipelined, after_single))
             })))
             .unwrap();

@@ -39,7 +39,7 @@ use std::task::{Context, Poll};
 
 use spinpark_executor::task::poll_end;
 
-use crate::cork::{Cork, Plan, SMALL};
+use crate::cork::{Cork, SMALL};
 use crate::io_source::IoSource;
 use crate::reactor::Reactor;
 use crate::readiness::Direction;
@@ -164,23 +164,26 @@ impl<S: AsRawFd> StreamCore<S> {
     /// task's poll after its first is queued in the kernel, for the poll's end to push.
     pub(crate) fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let len = buf.len();
-        if let Some((cork, scope)) = self.coalesces(cx, len) {
-            let n = std::task::ready!(self.io.poll_transfer(Direction::Write, cx, len, |s| {
-                sys::send_more(s.as_raw_fd(), buf)
-            }))?;
-            cork.queued(scope);
-            return Poll::Ready(Ok(n));
+        if let Some((cork, scope)) = self.coalescing(cx, len) {
+            let more = || {
+                self.io.poll_transfer(Direction::Write, cx, len, |s| {
+                    sys::send_more(s.as_raw_fd(), buf)
+                })
+            };
+            if let Some(sent) = cork.send_queued(scope, more) {
+                return sent;
+            }
         }
         poll_end::run_pending();
         self.io
             .poll_transfer(Direction::Write, cx, len, |s| sys::send(s.as_raw_fd(), buf))
     }
 
-    /// The cork and the poll scope, if a write of `len` bytes is to be queued with `MSG_MORE`.
-    fn coalesces(&self, cx: &Context<'_>, len: usize) -> Option<(&Arc<Cork>, poll_end::ScopeId)> {
+    /// The cork and the task's poll scope, if a write of `len` bytes may be queued with
+    /// `MSG_MORE` (the cork decides).
+    fn coalescing(&self, cx: &Context<'_>, len: usize) -> Option<(&Arc<Cork>, poll_end::ScopeId)> {
         let cork = self.cork.as_ref().filter(|_| len < SMALL)?;
-        let scope = poll_end::current(cx.waker())?;
-        (cork.plan(scope) == Plan::More).then_some((cork, scope))
+        Some((cork, poll_end::current(cx.waker())?))
     }
 
     /// Pushes what the task's poll queued: `Ready(Ok)` at once (a `flush`: the bytes are the
@@ -215,12 +218,15 @@ impl<S: AsRawFd> StreamCore<S> {
         // that never comes.
         let bufs = &bufs[..bufs.len().min(sys::IOV_MAX)];
         let len = bufs.iter().map(|b| b.len()).sum();
-        if let Some((cork, scope)) = self.coalesces(cx, len) {
-            let n = std::task::ready!(self.io.poll_transfer(Direction::Write, cx, len, |s| {
-                sys::send_vectored_more(s.as_raw_fd(), bufs)
-            }))?;
-            cork.queued(scope);
-            return Poll::Ready(Ok(n));
+        if let Some((cork, scope)) = self.coalescing(cx, len) {
+            let more = || {
+                self.io.poll_transfer(Direction::Write, cx, len, |s| {
+                    sys::send_vectored_more(s.as_raw_fd(), bufs)
+                })
+            };
+            if let Some(sent) = cork.send_queued(scope, more) {
+                return sent;
+            }
         }
         poll_end::run_pending();
         self.io.poll_transfer(Direction::Write, cx, len, |s| {

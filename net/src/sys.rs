@@ -55,6 +55,12 @@ impl SysRet for libc::ssize_t {
     }
 }
 
+impl SysRet for libc::c_long {
+    fn failed(self) -> bool {
+        self < 0
+    }
+}
+
 /// Checks the result of a libc call: `Ok(ret)`, or the OS error `errno` holds, as it is.
 pub(crate) fn check<T: SysRet>(ret: T) -> io::Result<T> {
     if ret.failed() {

@@ -480,14 +480,22 @@ pub(crate) fn send_more(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
     send_with(fd, buf, libc::MSG_MORE)
 }
 
+/// Sends go through `syscall(2)` rather than libc's `send`, which is a thread cancellation
+/// point and pays for it on every call (a pipelined reply is one send each): spinpark never
+/// cancels threads.
 fn send_with(fd: RawFd, buf: &[u8], flags: libc::c_int) -> io::Result<usize> {
-    // SAFETY: `buf` is valid for reads of `buf.len()` bytes for the duration of the call.
+    // SAFETY: sendto(fd, buf, len, flags, NULL, 0) is send(2); `buf` is valid for reads of
+    // `buf.len()` bytes for the duration of the call, and a null address with length 0 is
+    // what a connected socket takes.
     let n = unsafe {
-        libc::send(
+        libc::syscall(
+            libc::SYS_sendto,
             fd,
-            buf.as_ptr().cast(),
+            buf.as_ptr(),
             buf.len(),
             libc::MSG_NOSIGNAL | flags,
+            std::ptr::null::<libc::sockaddr>(),
+            0 as libc::socklen_t,
         )
     };
     check(n).map(|n| n as usize)
@@ -516,7 +524,15 @@ fn send_vectored_with(fd: RawFd, bufs: &[IoSlice<'_>], flags: libc::c_int) -> io
     msg.msg_iov = bufs.as_ptr() as *mut libc::iovec;
     msg.msg_iovlen = bufs.len() as _;
     // SAFETY: `msg` points at `bufs`, which outlive the call; the kernel only reads them.
-    let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL | flags) };
+    // (Through `syscall(2)`, as `send_with`.)
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_sendmsg,
+            fd,
+            &msg as *const libc::msghdr,
+            libc::MSG_NOSIGNAL | flags,
+        )
+    };
     check(n).map(|n| n as usize)
 }
 
