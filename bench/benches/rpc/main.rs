@@ -13,6 +13,7 @@
 //! cargo bench --bench rpc -- --only deadline   # per-request timeouts, sync T=4 and async
 //! cargo bench --bench rpc -- --only neighbour  # beside a CPU-bound process on the server CPUs
 //! cargo bench --bench rpc -- --only policy     # park-only, spin-only and adaptive, per window
+//! cargo bench --bench rpc -- --only policy --runs 5 --windows 3 --secs 4   # the same, said
 //! cargo bench --bench rpc -- --only pipelined  # async 4x16 on spinpark, tokio, monoio, glommio, compio
 //! cargo bench --bench rpc -- --only kv         # kv_server vs redis-server under redis-benchmark
 //! cargo bench --bench rpc -- --only http       # examples/http_server vs hyper+tokio, with wrk
@@ -129,9 +130,17 @@ struct Cli {
     /// downstream (a downstream HTTP call per request) run only when named
     #[arg(long, value_name = "MODES", value_delimiter = ',')]
     only: Vec<String>,
-    /// The sweep's spin windows, comma-separated
-    #[arg(long, value_name = "WINDOWS", value_delimiter = ',', value_parser = Spin::parse)]
-    windows: Option<Vec<Spin>>,
+    /// The sweep's spin windows, comma-separated (0, 25us, adaptive, ...); for --only policy,
+    /// the number of consecutive windows each server runs [default: 3]
+    #[arg(long, value_name = "WINDOWS", value_delimiter = ',')]
+    windows: Option<Vec<String>>,
+    /// policy: seconds per window [default: 4; 1 with --quick; 10 for policy long]
+    #[arg(long, value_name = "SECS", value_parser = gap_secs)]
+    secs: Option<Duration>,
+    /// policy: runs per row, each server a fresh process every run [default: 5; 1 with
+    /// --quick or for policy long]
+    #[arg(long, value_name = "N", value_parser = positive)]
+    runs: Option<usize>,
     /// http: seconds per wrk run [default: 5; 2 with --quick]
     #[arg(long, value_name = "SECS")]
     duration: Option<u64>,
@@ -233,6 +242,43 @@ fn main() {
             conns: cli.conns,
         });
     }
+    let policy = policy::requested(&only);
+    let windows = match (&cli.windows, &policy) {
+        (None, _) | (Some(_), Some(_)) => None,
+        (Some(w), None) => match w.iter().map(|s| Spin::parse(s)).collect() {
+            Ok(w) => Some(w),
+            Err(e) => {
+                eprintln!("--windows: {e}");
+                std::process::exit(2);
+            }
+        },
+    };
+    if let Some((long, filter)) = policy {
+        let count = match cli.windows.as_deref() {
+            None => None,
+            Some([n]) => match positive(n) {
+                Ok(n) => Some(n),
+                Err(e) => {
+                    eprintln!("--windows with --only policy takes one count: {e}");
+                    std::process::exit(2);
+                }
+            },
+            Some(_) => {
+                eprintln!("--windows with --only policy takes one count, not a list");
+                std::process::exit(2);
+            }
+        };
+        if cli.serve.is_none() {
+            return policy::run(policy::Options {
+                quick: cli.quick,
+                windows: count.or(cli.rounds),
+                secs: cli.secs.or(cli.gap_secs),
+                runs: cli.runs,
+                long,
+                filter,
+            });
+        }
+    }
     let opts = Options {
         quick: cli.quick,
         docs: cli.docs,
@@ -243,7 +289,7 @@ fn main() {
         spin: cli.spin,
         layouts: cli.layout,
         only,
-        windows: cli.windows,
+        windows,
         deadline: cli.deadline,
         gap_budget: cli.gap_secs,
         peers: cli.peers,
@@ -288,15 +334,6 @@ fn main() {
         std::fs::write(&path, &md).unwrap();
         println!("\nwrote {}", path.display());
         return;
-    }
-    if let Some((long, filter)) = policy::requested(&opts.only) {
-        return policy::run(policy::Options {
-            quick: opts.quick,
-            windows: opts.rounds_given,
-            secs: opts.gap_budget,
-            long,
-            filter,
-        });
     }
     if opts.only.iter().any(|o| o.starts_with("compat")) {
         // The tokio-compat rows (`rpc/compat.rs`) need the feature.

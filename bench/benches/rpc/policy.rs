@@ -1,25 +1,33 @@
 //! `--only policy`: the spin policy against the two policies a user can configure instead,
-//! on the layouts where the right answer differs, over consecutive windows of one run.
+//! on the layouts where the right answer differs, over consecutive windows of several runs.
 //!
 //! ```text
-//! cargo bench --bench rpc -- --only policy                  # 3 windows of 3 s per server
-//! cargo bench --bench rpc -- --only policy --quick          # 3 windows of 1 s
-//! cargo bench --bench rpc -- --only policy --rounds 6 --gap-secs 10   # 6 windows of 10 s
-//! cargo bench --bench rpc -- --only "policy long"           # only the 60 s row: 6 x 10 s
+//! cargo bench --bench rpc -- --only policy                  # 5 runs of 3 windows of 4 s per server
+//! cargo bench --bench rpc -- --only policy --quick          # 1 run of 3 windows of 1 s
+//! cargo bench --bench rpc -- --only policy --runs 2 --windows 6 --secs 10
+//! cargo bench --bench rpc -- --only "policy long"           # only the long row: 1 run, 6 x 10 s
+//! cargo bench --bench rpc -- --only "policy long" --windows 10 --secs 30   # 5 minutes
 //! cargo bench --bench rpc -- --only "policy colocated"      # only the rows whose name has it
 //! ```
 //!
-//! The question: does the default (adaptive) policy end within 1.1x of the better of "always
-//! park" (`spin(0)`) and "always spin" (a fixed 2 ms window), on each layout, and stay there?
-//! Each row is a layout and a client; each server in it is a fresh process, alone on the
-//! machine (the others are stopped), serving one client on one connection for `--rounds`
-//! consecutive windows (3 by default) of `--gap-secs` seconds each (3 by default, 1 with
-//! `--quick`). Per window: p50 and p99 of the round trip, the server's CPU and context
-//! switches per request, and what the spinpark servers say about their policy at the end of
-//! the window (`--serve policy` answers `STATS` with its rusage and its spin metrics): spin
-//! windows that lost their core to a neighbour (`spin_lost_cores`), whether the CPUs count as
-//! shared (`spin_cpus_shared`), whether a lost core holds parking (`spin_contended`), and
-//! whether the mode is parking.
+//! The question: does the default (adaptive) policy stay within 1.15x of the better of "always
+//! park" (`spin(0)`) and "always spin" (a fixed 2 ms window) in *every* window, on each
+//! layout, over minutes and over runs? A flip that comes after some seconds in some runs only
+//! shows in a long look, so each row runs `--runs` times (5 by default), every server a fresh
+//! process each run, alone on the machine (the others are stopped), serving one client on one
+//! connection for `--windows` consecutive windows (3) of `--secs` seconds (4; `--rounds` and
+//! `--gap-secs` are the old names and still work). The verdict is per window: adaptive's p50
+//! within [`GOAL`] of the better policy's median window, or adaptive made the better policy's
+//! choice there (context switches per request within 0.1 of its median); the worst window of
+//! all runs is reported, with how many windows missed. Per window: p50 and p99 of the round
+//! trip, the server's CPU and context switches per request, and what the spinpark servers say
+//! about their policy (`--serve policy` answers `STATS` with its rusage and its spin metrics):
+//! spin windows that lost their core to a neighbour (`spin_lost_cores`), whether the CPUs count
+//! as shared, whether a lost core holds parking, whether the mode is parking, and what each
+//! part of the policy decided *during the window* (`Runtime::metrics()`): flips of the mode to
+//! parking and back, window drops by the pay-for-itself rule, periods parked by the budget,
+//! moves of the regime. A window whose latency jumped can be laid at one part's door, or shown
+//! to be the host (the floor server, where a row has one, runs in the same runs).
 //!
 //! Rows (on 2 CPUs: "remote" pins the server to CPU 1 and the client to CPU 0):
 //! * remote, 1 worker, blocking client, 500 µs gaps;
@@ -52,8 +60,13 @@ use crate::pin::{self, Layout};
 use crate::poll_client::PollClient;
 use crate::server::Usage;
 
-/// The goal: adaptive's worst window within this factor of the better fixed policy's p50.
-pub const GOAL: f64 = 1.1;
+/// The goal: every adaptive window's p50 within this factor of the better fixed policy's
+/// median window (or that policy's choice made: [`SAME_CHOICE`]).
+pub const GOAL: f64 = 1.15;
+
+/// A window made the better policy's choice when its context switches per request are within
+/// this of that policy's median window's.
+const SAME_CHOICE: f64 = 0.1;
 
 /// The fixed window "always spin" is configured with.
 const SPIN_WINDOW: Duration = Duration::from_millis(2);
@@ -64,6 +77,8 @@ pub struct Options {
     pub quick: bool,
     pub windows: Option<usize>,
     pub secs: Option<Duration>,
+    /// Runs per row, every server fresh each run.
+    pub runs: Option<usize>,
     /// Only the 60 s row.
     pub long: bool,
     /// Only the rows whose name contains this (`--only "policy colocated"`).
@@ -242,10 +257,38 @@ struct SpinState {
     shared: bool,
     contended: bool,
     parking: bool,
+    /// What the parts decided so far: flips to parking, flips to spinning, window drops,
+    /// budget parks, regime moves.
+    decided: [u64; 5],
+}
+
+impl SpinState {
+    /// What the parts decided between `before` and this, as `to-park/to-spin/drops/budget/
+    /// moves`, with the lost cores; `-` for nothing.
+    fn during(&self, before: &SpinState) -> String {
+        let d: Vec<u64> = (0..5)
+            .map(|i| self.decided[i].saturating_sub(before.decided[i]))
+            .collect();
+        let lost = self.lost_cores.saturating_sub(before.lost_cores);
+        if d.iter().all(|&x| x == 0) && lost == 0 {
+            return "-".into();
+        }
+        let names = ["P", "S", "drop", "budget", "regime"];
+        let mut parts: Vec<String> = d
+            .iter()
+            .zip(names)
+            .filter(|(&x, _)| x > 0)
+            .map(|(x, n)| format!("{n}{x}"))
+            .collect();
+        if lost > 0 {
+            parts.push(format!("lost{lost}"));
+        }
+        parts.join(" ")
+    }
 }
 
 /// One window of one server.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Window {
     p50: f64,
     p99: f64,
@@ -253,6 +296,8 @@ struct Window {
     cs: f64,
     requests: u64,
     spin: Option<SpinState>,
+    /// What the policy's parts decided during the window.
+    decided: String,
 }
 
 /// A server process speaking `server.rs`'s protocol, whose `STATS` line may carry the spin
@@ -296,11 +341,12 @@ impl Proc {
             .skip(5)
             .filter_map(|x| x.parse().ok())
             .collect();
-        let spin = (extra.len() == 4).then(|| SpinState {
+        let spin = (extra.len() == 9).then(|| SpinState {
             lost_cores: extra[0],
             shared: extra[1] != 0,
             contended: extra[2] != 0,
             parking: extra[3] != 0,
+            decided: [extra[4], extra[5], extra[6], extra[7], extra[8]],
         });
         (usage, spin)
     }
@@ -399,7 +445,7 @@ fn run_variant(row: &Row, v: Variant, windows: usize, secs: Duration) -> Vec<Win
     }
     let mut out = Vec::with_capacity(windows);
     for _ in 0..windows {
-        let (u0, _) = server.stats();
+        let (u0, s0) = server.stats();
         let mut h: Histogram<u64> = histogram();
         let end = Instant::now() + secs;
         let mut n = 0u64;
@@ -419,6 +465,10 @@ fn run_variant(row: &Row, v: Variant, windows: usize, secs: Duration) -> Vec<Win
             cpu_us: (u.user_us + u.sys_us) as f64 / per,
             cs: (u.vol_cs + u.invol_cs) as f64 / per,
             requests: n,
+            decided: match (spin, s0) {
+                (Some(s), Some(s0)) => s.during(&s0),
+                _ => "-".into(),
+            },
             spin,
         });
     }
@@ -438,8 +488,11 @@ pub fn run(opts: Options) {
     } else if opts.quick {
         1
     } else {
-        3
+        4
     }));
+    let runs = opts
+        .runs
+        .unwrap_or(if opts.long || opts.quick { 1 } else { 5 });
     let mut rows = rows(opts.long);
     if let Some(f) = &opts.filter {
         rows.retain(|r| r.name.to_ascii_lowercase().contains(f.as_str()));
@@ -448,18 +501,19 @@ pub fn run(opts: Options) {
             std::process::exit(2);
         }
     }
-    let runs: usize = rows.iter().map(|r| r.variants.len()).sum();
+    let servers: usize = rows.iter().map(|r| r.variants.len()).sum::<usize>() * runs;
     eprintln!(
-        "policy: {} rows, {runs} servers, {windows} windows of {:.1} s each: about {:.0} s",
+        "policy: {} rows, {servers} server runs, {windows} windows of {:.1} s each: about {:.0} s",
         rows.len(),
         secs.as_secs_f64(),
-        (runs * windows) as f64 * secs.as_secs_f64() * 1.05
+        (servers * windows) as f64 * secs.as_secs_f64() * 1.05
     );
     let mut md = String::new();
     writeln!(
         md,
-        "**Spin policy** ({} on {}; each server a fresh process, alone; one client on one \
-         connection; {windows} consecutive windows of {:.1} s; latency in µs, CPU in µs per \
+        "**Spin policy** ({} on {}; each server a fresh process every run, alone; one client on \
+         one connection; {runs} run{} of {windows} consecutive windows of {:.1} s per server, the \
+         servers of a row in an order that rotates from run to run; latency in µs, CPU in µs per \
          request):\n",
         crate::report::machine(),
         rows.iter()
@@ -468,48 +522,61 @@ pub fn run(opts: Options) {
             .into_iter()
             .collect::<Vec<_>>()
             .join("; "),
+        if runs == 1 { "" } else { "s" },
         secs.as_secs_f64()
     )
     .unwrap();
-    writeln!(md, "| row | server | p50 per window | p99 per window | CPU/req | ctx sw/req | lost cores, shared, contended, parking (at each window's end) |").unwrap();
-    writeln!(md, "|---|---|---|---|---|---|---|").unwrap();
+    writeln!(md, "| row | server | run | p50 per window | p99 per window | CPU/req | ctx sw/req | lost cores, shared, contended, parking (at each window's end) | decided during each window |").unwrap();
+    writeln!(md, "|---|---|---:|---|---|---|---|---|---|").unwrap();
     let mut verdicts = String::new();
     for row in &rows {
-        let mut results = Vec::new();
-        for &v in &row.variants {
-            let w = run_variant(row, v, windows, secs);
-            eprintln!(
-                "{} / {}: p50 {}",
-                row.name,
-                v.label(),
-                join(&w, |x| format!("{:.1}", x.p50))
-            );
-            writeln!(
-                md,
-                "| {} | {} | {} | {} | {} | {} | {} |",
-                row.name,
-                v.label(),
-                join(&w, |x| format!("{:.1}", x.p50)),
-                join(&w, |x| format!("{:.0}", x.p99)),
-                join(&w, |x| format!("{:.1}", x.cpu_us)),
-                join(&w, |x| format!("{:.2}", x.cs)),
-                join(&w, |x| match x.spin {
-                    Some(s) => format!(
-                        "{},{},{},{}",
-                        s.lost_cores,
-                        yn(s.shared),
-                        yn(s.contended),
-                        if s.parking { "P" } else { "S" }
-                    ),
-                    None => "-".into(),
-                }),
-            )
-            .unwrap();
-            results.push((v, w));
+        let mut results: Vec<(Variant, Vec<Vec<Window>>)> =
+            row.variants.iter().map(|&v| (v, Vec::new())).collect();
+        for run in 0..runs {
+            for i in crate::rotation::order(run, row.variants.len()) {
+                let v = row.variants[i];
+                let w = run_variant(row, v, windows, secs);
+                eprintln!(
+                    "{} / {} / run {}: p50 {}; decided {}",
+                    row.name,
+                    v.label(),
+                    run + 1,
+                    join(&w, |x| format!("{:.1}", x.p50)),
+                    join(&w, |x| x.decided.clone())
+                );
+                results[i].1.push(w);
+            }
+        }
+        for (v, all) in &results {
+            for (run, w) in all.iter().enumerate() {
+                writeln!(
+                    md,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    row.name,
+                    v.label(),
+                    run + 1,
+                    join(w, |x| format!("{:.1}", x.p50)),
+                    join(w, |x| format!("{:.0}", x.p99)),
+                    join(w, |x| format!("{:.1}", x.cpu_us)),
+                    join(w, |x| format!("{:.2}", x.cs)),
+                    join(w, |x| match x.spin {
+                        Some(s) => format!(
+                            "{},{},{},{}",
+                            s.lost_cores,
+                            yn(s.shared),
+                            yn(s.contended),
+                            if s.parking { "P" } else { "S" }
+                        ),
+                        None => "-".into(),
+                    }),
+                    join(w, |x| x.decided.clone()),
+                )
+                .unwrap();
+            }
         }
         verdicts.push_str(&verdict(row, &results));
     }
-    md.push('\n');
+    md.push_str("\n*decided*: what the adaptive policy's parts decided in the window: P (flips of the mode to parking), S (back to spinning), drop (the pay-for-itself rule dropped the window to its minimum), budget (periods parked by the CPU budget), regime (the workload moved and the test restarted), lost (a lost core held parking); - for nothing.\n\n");
     md.push_str(&verdicts);
     print!("\n{md}");
     let dir = std::env::var_os("CARGO_TARGET_DIR")
@@ -538,30 +605,51 @@ fn median(mut v: Vec<f64>) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-/// The row's verdict: adaptive's worst window against the better of park and spin (their
-/// median windows), and its CPU against park's where park is the better; and against the
-/// floor where there is one.
-fn verdict(row: &Row, results: &[(Variant, Vec<Window>)]) -> String {
-    let get = |v: Variant| results.iter().find(|r| r.0 == v).map(|r| &r.1);
-    let p50 = |w: &Vec<Window>| median(w.iter().map(|x| x.p50).collect());
-    let cpu = |w: &Vec<Window>| median(w.iter().map(|x| x.cpu_us).collect());
+/// The row's verdict over every window of every run: adaptive's windows against the better
+/// of park and spin (its median window), each within [`GOAL`] or on that policy's choice
+/// ([`SAME_CHOICE`]); its CPU against park's where park is the better; and against the floor
+/// where there is one.
+fn verdict(row: &Row, results: &[(Variant, Vec<Vec<Window>>)]) -> String {
+    let get = |v: Variant| {
+        results
+            .iter()
+            .find(|r| r.0 == v)
+            .map(|r| r.1.iter().flatten().collect::<Vec<_>>())
+    };
+    let med = |w: &[&Window], f: fn(&Window) -> f64| median(w.iter().map(|x| f(x)).collect());
     let Some(adaptive) = get(Variant::Adaptive) else {
         return String::new();
     };
     let worst = adaptive.iter().map(|x| x.p50).fold(0.0, f64::max);
-    let mut o = format!("* {}: adaptive's worst window p50 {worst:.1} µs", row.name);
+    let mut o = format!(
+        "* {}: adaptive's worst window of {} p50 {worst:.1} µs",
+        row.name,
+        adaptive.len()
+    );
     if let (Some(park), Some(spin)) = (get(Variant::Park), get(Variant::Spin)) {
-        let (pk, sp) = (p50(park), p50(spin));
-        let (better, which) = if pk <= sp { (pk, "park") } else { (sp, "spin") };
-        let r = worst / better;
+        let (pk, sp) = (med(&park, |x| x.p50), med(&spin, |x| x.p50));
+        let (better, which, chosen) = if pk <= sp {
+            (pk, "park", &park)
+        } else {
+            (sp, "spin", &spin)
+        };
+        let cs = med(chosen, |x| x.cs);
+        let missed = adaptive
+            .iter()
+            .filter(|x| x.p50 > GOAL * better && (x.cs - cs).abs() > SAME_CHOICE)
+            .count();
         write!(
             o,
-            ", {r:.2}x the better ({which}, {better:.1} µs): {}",
-            if r <= GOAL { "met" } else { "missed" }
+            ", {:.2}x the better ({which}, median window {better:.1} µs at {cs:.2} context \
+             switches per request); windows past {GOAL}x that did not make its choice: {missed} \
+             of {}: {}",
+            worst / better,
+            adaptive.len(),
+            if missed == 0 { "met" } else { "missed" }
         )
         .unwrap();
         if which == "park" {
-            let c = cpu(adaptive) / cpu(park);
+            let c = med(&adaptive, |x| x.cpu_us) / med(&park, |x| x.cpu_us);
             write!(
                 o,
                 "; CPU/req {c:.2}x park's ({})",
@@ -571,27 +659,34 @@ fn verdict(row: &Row, results: &[(Variant, Vec<Window>)]) -> String {
         }
     }
     if let Some(floor) = get(Variant::Floor) {
-        let f = p50(floor);
-        let med = p50(adaptive);
+        let f = med(&floor, |x| x.p50);
+        let m = med(&adaptive, |x| x.p50);
         write!(
             o,
             "; against the floor ({f:.1} µs): median window {:.2}x, worst {:.2}x",
-            med / f,
+            m / f,
             worst / f
         )
         .unwrap();
     }
-    if let Some(s) = adaptive.last().and_then(|w| w.spin) {
-        write!(o, "; spin_lost_cores {} at the end", s.lost_cores).unwrap();
-    }
+    let flips: u64 = adaptive
+        .iter()
+        .filter_map(|w| w.spin)
+        .map(|s| s.decided[0])
+        .max()
+        .unwrap_or(0);
     let reqs: u64 = adaptive.iter().map(|w| w.requests).sum();
-    writeln!(o, " ({reqs} requests)").unwrap();
+    writeln!(
+        o,
+        " (the most flips to parking in one run: {flips}; {reqs} requests)"
+    )
+    .unwrap();
     o
 }
 
 /// Runs a spinpark echo server in this process (`--serve policy`): as `--serve spinpark`,
 /// but its `STATS` line also carries the spin metrics (lost cores, shared, contended,
-/// parking), until stdin closes.
+/// parking, and what the policy's parts decided so far), until stdin closes.
 pub fn serve(workers: usize, window: Option<Duration>) -> ! {
     let mut b = spinpark::Builder::new().worker_threads(workers);
     if let Some(w) = window {
@@ -623,7 +718,7 @@ pub fn serve(workers: usize, window: Option<Duration>) -> ! {
             let u = Usage::now();
             let m = rt.metrics();
             println!(
-                "STATS {} {} {} {} {} {} {} {}",
+                "STATS {} {} {} {} {} {} {} {} {} {} {} {} {}",
                 u.user_us,
                 u.sys_us,
                 u.vol_cs,
@@ -631,7 +726,12 @@ pub fn serve(workers: usize, window: Option<Duration>) -> ! {
                 m.spin_lost_cores(),
                 m.spin_cpus_shared() as u8,
                 m.spin_contended() as u8,
-                m.spin_parking() as u8
+                m.spin_parking() as u8,
+                m.spin_flips_to_park(),
+                m.spin_flips_to_spin(),
+                m.spin_window_drops(),
+                m.spin_budget_parks(),
+                m.spin_regime_moves()
             );
             io::stdout().flush().ok();
         }

@@ -277,7 +277,7 @@ pub(crate) use alarm::SysAlarm;
 #[cfg(not(loom))]
 pub(crate) use futex::SysFutex;
 #[cfg_attr(loom, allow(unused_imports))]
-pub(crate) use spin::{Ended, Nanos, SpinPolicy};
+pub(crate) use spin::{Decided, Ended, Nanos, SpinPolicy};
 pub(crate) use word::{Woke, MAX_WORKERS};
 
 pub(crate) use alarm::Alarm;

@@ -336,6 +336,24 @@ pub(crate) struct SpinPolicy {
     clock: Instant,
 }
 
+/// What the parts of a policy decided so far, counted where each decides, so that a change
+/// of behaviour in a long run can be laid at one part's door (`Runtime::metrics()`; a lost
+/// core's hold is `SpinPolicy::lost_cores`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Decided {
+    /// The sequential test flipped the mode to parking (`mode.rs`).
+    pub(crate) flips_to_park: u64,
+    /// ... or back to spinning.
+    pub(crate) flips_to_spin: u64,
+    /// A block of spinning periods did not pay for itself: the window dropped to its minimum
+    /// (`pay_for_itself.rs`).
+    pub(crate) window_drops: u64,
+    /// Idle periods parked because the CPU budget was spent (`budget.rs`).
+    pub(crate) budget_parks: u64,
+    /// The workload moved away from the test's reference, restarting the test (`regime.rs`).
+    pub(crate) regime_moves: u64,
+}
+
 /// Nanoseconds as a `u32` window (saturating at about 4 s).
 fn ns32(d: Duration) -> u32 {
     d.as_nanos().min(u32::MAX as u128) as u32
@@ -515,6 +533,18 @@ impl SpinPolicy {
     /// (each held parking).
     pub(crate) fn lost_cores(&self) -> u64 {
         self.contention.losses()
+    }
+
+    /// What each part decided so far (see [`Decided`]).
+    pub(crate) fn decided(&self) -> Decided {
+        let (to_spin, to_park) = self.mode.flips();
+        Decided {
+            flips_to_park: to_park,
+            flips_to_spin: to_spin,
+            window_drops: self.pay.failed(),
+            budget_parks: self.budget.denied(),
+            regime_moves: self.regime.moves(),
+        }
     }
 
     /// Whether period `n`, beginning `now` on `worker`, is a probe (the opposite of the mode,

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::idle::SpinPolicy;
+use crate::idle::{Decided, SpinPolicy};
 
 /// Defines, from one list of names, [`WorkerCounters`] (the atomics a worker bumps),
 /// [`WorkerMetrics`] (their snapshot, with one accessor per counter), the snapshot and the sum.
@@ -146,6 +146,7 @@ impl GlobalCounters {
             spin_cpus_shared: policy.cpus_shared(now),
             spin_lost_cores: policy.lost_cores(),
             spin_contended: policy.contended(now),
+            spin_decided: policy.decided(),
         }
     }
 }
@@ -186,6 +187,7 @@ pub struct RuntimeMetrics {
     spin_cpus_shared: bool,
     spin_lost_cores: u64,
     spin_contended: bool,
+    spin_decided: Decided,
 }
 
 impl RuntimeMetrics {
@@ -393,6 +395,68 @@ impl RuntimeMetrics {
     /// machine); it still probes spinning now and then. Always `false` for a fixed window.
     pub fn spin_parking(&self) -> bool {
         self.spin_parking
+    }
+
+    /// How often the adaptive policy's sequential test flipped its mode to parking so far.
+    /// With [`Self::spin_flips_to_spin`], [`Self::spin_window_drops`],
+    /// [`Self::spin_budget_parks`], [`Self::spin_lost_cores`] and [`Self::spin_regime_moves`],
+    /// it says which part of the policy decided each change of behaviour: read them before
+    /// and after a window of a long run. 0 for a fixed window.
+    ///
+    /// ```
+    /// let rt = spinpark::Runtime::new().unwrap();
+    /// let m = rt.metrics();
+    /// // Every flip alternates the mode, which starts spinning.
+    /// assert_eq!(m.spin_parking(), m.spin_flips_to_park() > m.spin_flips_to_spin());
+    /// ```
+    pub fn spin_flips_to_park(&self) -> u64 {
+        self.spin_decided.flips_to_park
+    }
+
+    /// How often the adaptive policy's sequential test flipped its mode back to spinning so
+    /// far (see [`Self::spin_flips_to_park`]).
+    ///
+    /// ```
+    /// let m = spinpark::Runtime::new().unwrap().metrics();
+    /// assert!(m.spin_flips_to_spin() <= m.spin_flips_to_park());
+    /// ```
+    pub fn spin_flips_to_spin(&self) -> u64 {
+        self.spin_decided.flips_to_spin
+    }
+
+    /// How often a block of the adaptive policy's spinning periods did not pay for itself
+    /// (caught too little work for the CPU it took), which dropped the spin window to its
+    /// minimum and held its growth for a while. 0 for a fixed window.
+    ///
+    /// ```
+    /// let m = spinpark::Runtime::new().unwrap().metrics();
+    /// assert_eq!(m.spin_window_drops(), 0);
+    /// ```
+    pub fn spin_window_drops(&self) -> u64 {
+        self.spin_decided.window_drops
+    }
+
+    /// Idle periods that parked at once because spinning had spent the CPU budget
+    /// (`Builder::spin_budget`) over the last second.
+    ///
+    /// ```
+    /// let m = spinpark::Runtime::new().unwrap().metrics();
+    /// assert_eq!(m.spin_budget_parks(), 0);
+    /// ```
+    pub fn spin_budget_parks(&self) -> u64 {
+        self.spin_decided.budget_parks
+    }
+
+    /// How often the adaptive policy saw the workload move away from the one its test
+    /// started in (the `d` of its periods, their arrival interval, the window or the
+    /// shared-CPU signal), which restarted the test and brought back fast probing.
+    ///
+    /// ```
+    /// let m = spinpark::Runtime::new().unwrap().metrics();
+    /// assert_eq!(m.spin_regime_moves(), 0);
+    /// ```
+    pub fn spin_regime_moves(&self) -> u64 {
+        self.spin_decided.regime_moves
     }
 
     /// Idle periods in which the adaptive policy probed: did the opposite of its mode (parked

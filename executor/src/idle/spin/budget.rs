@@ -41,6 +41,8 @@ pub(super) struct Budget {
     bucket: AtomicU64,
     spent: AtomicU64,
     spent_before: AtomicU64,
+    /// Periods parked because the budget was spent.
+    denied: AtomicU64,
 }
 
 impl Budget {
@@ -51,6 +53,7 @@ impl Budget {
             bucket: AtomicU64::new(0),
             spent: AtomicU64::new(0),
             spent_before: AtomicU64::new(0),
+            denied: AtomicU64::new(0),
         }
     }
 
@@ -63,7 +66,16 @@ impl Budget {
     /// Whether the spinning of the last `SPAN` before `now` is over the budget (with the
     /// slack): no window may start.
     pub(super) fn exceeded(&self, now: Nanos) -> bool {
-        self.recent(now) > self.allowed + SLACK
+        let over = self.recent(now) > self.allowed + SLACK;
+        if over {
+            self.denied.fetch_add(1, Relaxed);
+        }
+        over
+    }
+
+    /// Periods [`Budget::exceeded`] parked so far.
+    pub(super) fn denied(&self) -> u64 {
+        self.denied.load(Relaxed)
     }
 
     /// Spin time, ns, in the last `SPAN` before `now`, estimated.

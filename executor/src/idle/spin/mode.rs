@@ -91,6 +91,9 @@ pub(super) struct Mode {
     llr: AtomicI32,
     /// When the mode last flipped (0: never).
     flipped_at: AtomicU64,
+    /// Flips so far: to spinning, to parking (for `Runtime::metrics()`: which way the test
+    /// went, and how often).
+    flips: [AtomicU64; 2],
     spin: Arm,
     park: Arm,
 }
@@ -120,6 +123,7 @@ impl Mode {
             parking: AtomicBool::new(false),
             llr: AtomicI32::new(0),
             flipped_at: AtomicU64::new(0),
+            flips: [AtomicU64::new(0), AtomicU64::new(0)],
             spin: Arm::new(),
             park: Arm::new(),
         }
@@ -187,12 +191,18 @@ impl Mode {
             Verdict::Flip => {
                 self.parking.store(toward_parking, Relaxed);
                 self.flipped_at.store(now, Relaxed);
+                self.flips[toward_parking as usize].fetch_add(1, Relaxed);
                 Outcome::Flipped
             }
             Verdict::Confirm => Outcome::Confirmed,
             Verdict::Continue if llr > sprt::flip_at(toward_parking) / 2 => Outcome::Turning,
             Verdict::Continue => Outcome::Undecided,
         }
+    }
+
+    /// Flips so far, to spinning and to parking.
+    pub(super) fn flips(&self) -> (u64, u64) {
+        (self.flips[0].load(Relaxed), self.flips[1].load(Relaxed))
     }
 
     /// The regime changed: the evidence so far no longer applies.

@@ -51,6 +51,8 @@ pub(super) struct PayForItself {
     hold_for: AtomicU32,
     /// Whether `hold_until` is a hold in force (not one that has ended, nor none yet).
     holding: AtomicBool,
+    /// Blocks that failed so far (each dropped the window to `min`).
+    failed: AtomicU64,
 }
 
 impl PayForItself {
@@ -63,6 +65,7 @@ impl PayForItself {
             counted: AtomicU32::new(0),
             hold_until: AtomicU32::new(0),
             hold_for: AtomicU32::new(HOLD_FIRST),
+            failed: AtomicU64::new(0),
             holding: AtomicBool::new(false),
         }
     }
@@ -101,11 +104,17 @@ impl PayForItself {
             self.hold_until.store(n.wrapping_add(hold), Relaxed);
             self.holding.store(true, Relaxed);
             self.hold_for.store((hold * 2).min(HOLD_MAX), Relaxed);
+            self.failed.fetch_add(1, Relaxed);
             true
         } else {
             self.hold_for.store(HOLD_FIRST, Relaxed);
             false
         }
+    }
+
+    /// Blocks that failed so far: how often the window dropped to `min`.
+    pub(super) fn failed(&self) -> u64 {
+        self.failed.load(Relaxed)
     }
 
     /// Forgets how many periods the current block has counted, but not what they spent or

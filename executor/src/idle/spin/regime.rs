@@ -46,6 +46,8 @@ pub(super) struct Regime {
     ref_interval: AtomicU32,
     ref_window: AtomicU32,
     ref_shared: AtomicBool,
+    /// Moves so far (each restarted the test).
+    moves: AtomicU64,
 }
 
 impl Regime {
@@ -60,6 +62,7 @@ impl Regime {
             ref_interval: AtomicU32::new(0),
             ref_window: AtomicU32::new(window),
             ref_shared: AtomicBool::new(false),
+            moves: AtomicU64::new(0),
         }
     }
 
@@ -121,8 +124,14 @@ impl Regime {
             || shared != self.ref_shared.load(Relaxed);
         if moved {
             self.restart(window, shared);
+            self.moves.fetch_add(1, Relaxed);
         }
         moved
+    }
+
+    /// How often the regime moved so far.
+    pub(super) fn moves(&self) -> u64 {
+        self.moves.load(Relaxed)
     }
 }
 

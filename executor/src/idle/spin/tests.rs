@@ -226,6 +226,12 @@ fn memoryless_long_gaps_do_not_buy_their_spinning() {
             per_period <= 80 * US,
             "seed {seed}: {per_period} ns per period"
         );
+        // It is the pay-for-itself rule that decided, and the metrics say so.
+        assert!(
+            p.decided().window_drops >= 1,
+            "seed {seed}: {:?}",
+            p.decided()
+        );
     }
     // Without the rule (no block of 16 spinning periods is ever complete): the cost it
     // saves.
@@ -236,6 +242,7 @@ fn memoryless_long_gaps_do_not_buy_their_spinning() {
         (rng.exp(2_000 * US), WAKE)
     });
     assert!(t.spin_ns / t.periods >= 200 * US, "{t:?}");
+    assert_eq!(p.decided().window_drops, 0);
 }
 
 /// After long memoryless gaps drove the window to zero and held it there, short gaps
@@ -411,6 +418,9 @@ fn shared_cpus_do_not_hold_parking() {
     // rate from the slowest back to the fastest; then 12 recorded spin probes, a run per
     // ~8 periods.
     assert!(back <= 400, "took {back} periods");
+    let decided = p.decided();
+    assert!(decided.regime_moves >= 1, "{decided:?}");
+    assert_eq!((decided.flips_to_park, decided.flips_to_spin), (1, 1));
     assert!(p.cpus_shared(now));
 }
 
@@ -420,8 +430,11 @@ fn spinning_comes_back_when_it_pays_again() {
     let (p, mut now) = (policy(), 0);
     run(&p, &mut now, 3_000, 1, colocated);
     assert!(p.parking());
+    assert_eq!(p.decided().flips_to_park, 1);
+    assert_eq!(p.decided().flips_to_spin, 0);
     let t = run(&p, &mut now, 5_000, 1_000, |_| (20 * US, WAKE));
     assert!(!p.parking(), "a remote client: spinning saves a wake-up");
+    assert_eq!(p.decided().flips_to_spin, 1);
     assert!(t.found_spinning >= 950, "{t:?}");
 }
 
@@ -593,6 +606,7 @@ fn the_budget_parks_workers_once_spent() {
         cores > 0.2 && cores < 0.3,
         "spun {cores} cores against a budget of 0.25"
     );
+    assert!(p.decided().budget_parks > 0);
     // A budget of one core does not stop one spinner that never stops.
     let p = SpinPolicy::fixed(Duration::from_micros(100), 1.0);
     let mut now = 0;
