@@ -193,6 +193,14 @@ impl State {
     }
 }
 
+/// Pushes what the task's poll queued so far, on every TCP socket, first-queued-first: for a
+/// send that reaches its peer at once (a datagram, a pipe, a Unix stream, an ordinary TCP
+/// send), which must come after them in program order. One thread-local read when nothing
+/// was queued.
+pub(crate) fn in_order() {
+    poll_end::run_pending();
+}
+
 impl PollEnd for Cork {
     fn poll_end(self: Arc<Self>) {
         let mut st = self.lock();

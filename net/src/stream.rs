@@ -126,7 +126,7 @@ impl<S: AsRawFd> StreamCore<S> {
     /// Pushes what the task's poll queued so far, on every socket, in order, and what this
     /// socket holds queued from any poll.
     fn push_pending(&self) {
-        poll_end::run_pending();
+        crate::cork::in_order();
         if let Some(cork) = &self.cork {
             cork.push();
         }
@@ -174,7 +174,7 @@ impl<S: AsRawFd> StreamCore<S> {
                 return sent;
             }
         }
-        poll_end::run_pending();
+        crate::cork::in_order();
         self.io
             .poll_transfer(Direction::Write, cx, len, |s| sys::send(s.as_raw_fd(), buf))
     }
@@ -228,7 +228,7 @@ impl<S: AsRawFd> StreamCore<S> {
                 return sent;
             }
         }
-        poll_end::run_pending();
+        crate::cork::in_order();
         self.io.poll_transfer(Direction::Write, cx, len, |s| {
             sys::send_vectored(s.as_raw_fd(), bufs)
         })
@@ -244,7 +244,7 @@ impl<S: AsRawFd> StreamCore<S> {
 
     /// Writes what fits now: `WouldBlock` if nothing does.
     pub(crate) fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        poll_end::run_pending();
+        crate::cork::in_order();
         self.io
             .try_io(Direction::Write, |s| sys::send(s.as_raw_fd(), buf))
     }
@@ -293,7 +293,7 @@ impl<S: AsRawFd> StreamCore<S> {
 
     /// Writes what fits now from several buffers (`sendmsg`).
     pub(crate) fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        poll_end::run_pending();
+        crate::cork::in_order();
         let bufs = &bufs[..bufs.len().min(sys::IOV_MAX)];
         self.io.try_io(Direction::Write, |s| {
             sys::send_vectored(s.as_raw_fd(), bufs)
@@ -306,7 +306,7 @@ impl<S: AsRawFd> StreamCore<S> {
     /// task's poll queued on other sockets before is pushed first.
     pub(crate) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         if how != Shutdown::Read {
-            poll_end::run_pending();
+            crate::cork::in_order();
         }
         match sys::shutdown(self.raw_fd(), how) {
             Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
@@ -329,7 +329,7 @@ impl<S: AsRawFd> Drop for StreamCore<S> {
     fn drop(&mut self) {
         // The close sends what the kernel holds, then a FIN: what the poll queued earlier on
         // other sockets goes first.
-        poll_end::run_pending();
+        crate::cork::in_order();
         if let Some(cork) = &self.cork {
             cork.close();
         }

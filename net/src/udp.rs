@@ -151,6 +151,7 @@ impl UdpSocket {
         buf: &[u8],
         target: SocketAddr,
     ) -> Poll<io::Result<usize>> {
+        crate::cork::in_order();
         self.io
             .poll_io(Direction::Write, cx, |s| s.send_to(buf, target), |_| false)
     }
@@ -245,6 +246,7 @@ impl UdpSocket {
     /// # });
     /// ```
     pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        crate::cork::in_order();
         self.io
             .poll_io(Direction::Write, cx, |s| s.send(buf), |_| false)
     }
@@ -299,6 +301,7 @@ impl UdpSocket {
     /// # });
     /// ```
     pub fn try_send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
+        crate::cork::in_order();
         self.io.try_io(Direction::Write, |s| s.send_to(buf, target))
     }
 
@@ -331,6 +334,7 @@ impl UdpSocket {
     /// # });
     /// ```
     pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
+        crate::cork::in_order();
         self.io.try_io(Direction::Write, |s| s.send(buf))
     }
 

@@ -9,7 +9,8 @@
 //! 3. A short write that clears the write readiness, CPU work while the peer drains, tails,
 //!    then the stream dropped.
 //! 4. A handler that replies, then blocks its thread until the peer answers the reply.
-//! 5. Writes to two peers in one poll reach them in program order.
+//! 5. Writes to two peers in one poll reach them in program order (two TCP connections; a TCP
+//!    connection and a UDP socket).
 //!
 //! Each runs on current-thread, one-worker and two-worker runtimes. Every wait has a bound,
 //! so a hang fails the test; no assertion is about speed.
@@ -379,6 +380,58 @@ fn writes_to_two_peers_in_one_poll_arrive_in_program_order() {
             checker.join().unwrap(),
             0,
             "{flavour}: B's bytes before A's"
+        );
+    }
+}
+
+#[test]
+fn a_datagram_sent_after_stream_writes_in_one_poll_comes_after_them() {
+    // A task writes twice on a TCP connection (the second write queued for the poll's end),
+    // then sends a UDP datagram: whoever receives the datagram can already read both writes.
+    const ROUNDS: u64 = 500;
+    for (flavour, workers) in [("current-thread", 0), ("2 workers", 2)] {
+        let rt = runtime(workers);
+        let (a, mut peer_a) = rt.block_on(rt.spawn(tcp_pair())).unwrap();
+        let receiver = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        receiver.set_read_timeout(Some(BOUND)).unwrap();
+        let to = receiver.local_addr().unwrap();
+        let checker = std::thread::spawn(move || {
+            let mut inversions = 0;
+            for round in 0..ROUNDS {
+                let mut dgram = [0u8; 8];
+                assert_eq!(receiver.recv(&mut dgram).unwrap(), 8);
+                assert_eq!(dgram, round.to_le_bytes());
+                let mut ready = 0 as libc::c_int;
+                // SAFETY: FIONREAD writes one int, on our stack.
+                let r = unsafe { libc::ioctl(peer_a.as_raw_fd(), libc::FIONREAD, &mut ready) };
+                assert_eq!(r, 0);
+                if ready < 16 {
+                    inversions += 1;
+                }
+                let mut got = [0u8; 16];
+                peer_a.read_exact(&mut got).unwrap();
+                assert_eq!(got[8..], round.to_le_bytes());
+                peer_a.write_all(b"+").unwrap();
+            }
+            inversions
+        });
+        rt.block_on(rt.spawn(async move {
+            let mut a = a;
+            let udp = spinpark_net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let mut go = [0u8; 1];
+            for round in 0..ROUNDS {
+                let r = round.to_le_bytes();
+                a.write_all(&r).await.unwrap();
+                a.write_all(&r).await.unwrap(); // queued
+                udp.send_to(&r, to).await.unwrap();
+                a.read_exact(&mut go).await.unwrap(); // ends the poll
+            }
+        }))
+        .unwrap();
+        assert_eq!(
+            checker.join().unwrap(),
+            0,
+            "{flavour}: the datagram before the stream's bytes"
         );
     }
 }

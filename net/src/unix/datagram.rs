@@ -170,6 +170,7 @@ impl UnixDatagram {
     /// # });
     /// ```
     pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        crate::cork::in_order();
         self.io
             .poll_io(Direction::Write, cx, |s| s.send(buf), |_| false)
     }
@@ -214,6 +215,7 @@ impl UnixDatagram {
         target: P,
     ) -> Poll<io::Result<usize>> {
         let target = target.as_ref();
+        crate::cork::in_order();
         self.io
             .poll_io(Direction::Write, cx, |s| s.send_to(buf, target), |_| false)
     }
@@ -412,6 +414,7 @@ impl UnixDatagram {
     /// # });
     /// ```
     pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
+        crate::cork::in_order();
         self.io.try_io(Direction::Write, |s| s.send(buf))
     }
 
@@ -425,6 +428,7 @@ impl UnixDatagram {
     /// # });
     /// ```
     pub fn try_send_to<P: AsRef<Path>>(&self, buf: &[u8], target: P) -> io::Result<usize> {
+        crate::cork::in_order();
         self.io
             .try_io(Direction::Write, |s| s.send_to(buf, target.as_ref()))
     }

@@ -227,6 +227,7 @@ impl PipeEnd {
     }
 
     fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        crate::cork::in_order();
         self.io
             .poll_transfer(Direction::Write, cx, buf.len(), |fd| {
                 sys::write(fd.as_raw_fd(), buf)
@@ -240,17 +241,20 @@ impl PipeEnd {
     ) -> Poll<io::Result<usize>> {
         let bufs = &bufs[..bufs.len().min(crate::sys::IOV_MAX)];
         let len = bufs.iter().map(|b| b.len()).sum();
+        crate::cork::in_order();
         self.io.poll_transfer(Direction::Write, cx, len, |fd| {
             sys::writev(fd.as_raw_fd(), bufs)
         })
     }
 
     fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        crate::cork::in_order();
         self.io
             .try_io(Direction::Write, |fd| sys::write(fd.as_raw_fd(), buf))
     }
 
     fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        crate::cork::in_order();
         self.io
             .try_io(Direction::Write, |fd| sys::writev(fd.as_raw_fd(), bufs))
     }
