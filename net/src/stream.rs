@@ -163,20 +163,35 @@ impl<S: AsRawFd> StreamCore<S> {
     /// Writes from `buf`, waiting until the socket is writable. On TCP a small write from a
     /// task's poll after its first is queued in the kernel, for the poll's end to push.
     pub(crate) fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        let len = buf.len();
+        self.poll_send(
+            cx,
+            buf.len(),
+            |fd| sys::send_more(fd, buf),
+            |fd| sys::send(fd, buf),
+        )
+    }
+
+    /// A write of `len` bytes: `more` (with `MSG_MORE`) if the cork queues it, else `plain`
+    /// after what the poll queued before is pushed.
+    fn poll_send(
+        &self,
+        cx: &mut Context<'_>,
+        len: usize,
+        more: impl Fn(RawFd) -> io::Result<usize>,
+        plain: impl Fn(RawFd) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
         if let Some((cork, scope)) = self.coalescing(cx, len) {
-            let more = || {
-                self.io.poll_transfer(Direction::Write, cx, len, |s| {
-                    sys::send_more(s.as_raw_fd(), buf)
-                })
+            let queued = || {
+                self.io
+                    .poll_transfer(Direction::Write, cx, len, |s| more(s.as_raw_fd()))
             };
-            if let Some(sent) = cork.send_queued(scope, more) {
+            if let Some(sent) = cork.send_queued(scope, queued) {
                 return sent;
             }
         }
         crate::cork::in_order();
         self.io
-            .poll_transfer(Direction::Write, cx, len, |s| sys::send(s.as_raw_fd(), buf))
+            .poll_transfer(Direction::Write, cx, len, |s| plain(s.as_raw_fd()))
     }
 
     /// The cork and the task's poll scope, if a write of `len` bytes may be queued with
@@ -218,20 +233,12 @@ impl<S: AsRawFd> StreamCore<S> {
         // that never comes.
         let bufs = &bufs[..bufs.len().min(sys::IOV_MAX)];
         let len = bufs.iter().map(|b| b.len()).sum();
-        if let Some((cork, scope)) = self.coalescing(cx, len) {
-            let more = || {
-                self.io.poll_transfer(Direction::Write, cx, len, |s| {
-                    sys::send_vectored_more(s.as_raw_fd(), bufs)
-                })
-            };
-            if let Some(sent) = cork.send_queued(scope, more) {
-                return sent;
-            }
-        }
-        crate::cork::in_order();
-        self.io.poll_transfer(Direction::Write, cx, len, |s| {
-            sys::send_vectored(s.as_raw_fd(), bufs)
-        })
+        self.poll_send(
+            cx,
+            len,
+            |fd| sys::send_vectored_more(fd, bufs),
+            |fd| sys::send_vectored(fd, bufs),
+        )
     }
 
     /// Reads what is available now: `WouldBlock` if nothing is.

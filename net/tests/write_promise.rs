@@ -333,6 +333,15 @@ fn a_reply_reaches_the_peer_while_its_handler_blocks_waiting_for_the_answer() {
     }
 }
 
+/// Bytes waiting to be read on `fd` (`FIONREAD`).
+fn unread(fd: &impl AsRawFd) -> usize {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int, on our stack.
+    let r = unsafe { libc::ioctl(fd.as_raw_fd(), libc::FIONREAD, &mut n) };
+    assert_eq!(r, 0, "FIONREAD: {}", std::io::Error::last_os_error());
+    n as usize
+}
+
 // 5. Program order across sockets -------------------------------------------------------------
 
 #[test]
@@ -349,11 +358,7 @@ fn writes_to_two_peers_in_one_poll_arrive_in_program_order() {
                 peer_b.read_exact(&mut got_b).unwrap();
                 assert_eq!(got_b[..8], round.to_le_bytes());
                 // Everything written to A before B's last write is there already.
-                let mut ready = 0 as libc::c_int;
-                // SAFETY: FIONREAD writes one int, on our stack.
-                let r = unsafe { libc::ioctl(peer_a.as_raw_fd(), libc::FIONREAD, &mut ready) };
-                assert_eq!(r, 0);
-                if ready < 16 {
+                if unread(&peer_a) < 16 {
                     inversions += 1;
                 }
                 let mut got_a = [0u8; 16];
@@ -401,11 +406,7 @@ fn a_datagram_sent_after_stream_writes_in_one_poll_comes_after_them() {
                 let mut dgram = [0u8; 8];
                 assert_eq!(receiver.recv(&mut dgram).unwrap(), 8);
                 assert_eq!(dgram, round.to_le_bytes());
-                let mut ready = 0 as libc::c_int;
-                // SAFETY: FIONREAD writes one int, on our stack.
-                let r = unsafe { libc::ioctl(peer_a.as_raw_fd(), libc::FIONREAD, &mut ready) };
-                assert_eq!(r, 0);
-                if ready < 16 {
+                if unread(&peer_a) < 16 {
                     inversions += 1;
                 }
                 let mut got = [0u8; 16];
