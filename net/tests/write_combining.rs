@@ -149,9 +149,10 @@ fn a_poll_s_small_writes_are_in_the_kernel_when_ok_and_leave_together_in_order()
     assert_eq!(unsent_after, 0, "the poll's end pushed what it queued");
     let want: Vec<u8> = (0..16u8).flat_map(|i| [i; 10]).collect();
     assert_eq!(got, want);
-    // The first write, then one push (a push from the late runner, if this poll was slow,
-    // adds one): not a segment a write.
-    assert!(segments <= 4, "16 writes in {segments} segments");
+    // The first write, then one push: 2 segments, not a segment a write. A poll that lasts
+    // long (a loaded or instrumented machine) also gets a push from the late runner every
+    // 500 µs, hence the margin.
+    assert!(segments <= 8, "16 writes in {segments} segments");
 }
 
 #[test]
