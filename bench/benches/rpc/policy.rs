@@ -83,6 +83,43 @@ pub struct Options {
     pub long: bool,
     /// Only the rows whose name contains this (`--only "policy colocated"`).
     pub filter: Option<String>,
+    /// Parts of the adaptive policy to switch off, one server each beside the others
+    /// (`--ablate mode,contend`; `all` for every part in [`PARTS`]).
+    pub ablate: Vec<String>,
+}
+
+/// The parts of the adaptive policy a server can run without (`SPINPARK_SPIN_ABLATE`, with
+/// spinpark's `spin-ablation` feature; `executor/src/idle/spin/ablate.rs` says what "off"
+/// means for each).
+pub const PARTS: [&str; 11] = [
+    "window",
+    "pay",
+    "budget",
+    "mode",
+    "sprt",
+    "schedule",
+    "regime",
+    "share",
+    "contend",
+    "colocated",
+    "quiet",
+];
+
+/// The `--ablate` list as indices into [`PARTS`], or the first unknown name.
+pub fn parse_ablate(names: &[String]) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for n in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        if n.eq_ignore_ascii_case("all") {
+            out.extend(0..PARTS.len());
+            continue;
+        }
+        match PARTS.iter().position(|p| p.eq_ignore_ascii_case(n)) {
+            Some(i) => out.push(i),
+            None => return Err(format!("no part {n:?} (parts: {})", PARTS.join(", "))),
+        }
+    }
+    out.dedup();
+    Ok(out)
 }
 
 /// What `--only` asks of this mode: nothing (`None`), every row (`policy`), the 60 s row
@@ -110,15 +147,26 @@ enum Variant {
     Spin,
     Adaptive,
     Floor,
+    /// Adaptive, with the part `PARTS[i]` switched off.
+    Without(usize),
 }
 
 impl Variant {
-    fn label(self) -> &'static str {
+    fn label(self) -> String {
         match self {
-            Variant::Park => "park (spin 0)",
-            Variant::Spin => "spin (fixed 2ms)",
-            Variant::Adaptive => "adaptive",
-            Variant::Floor => "floor (busy-poll)",
+            Variant::Park => "park (spin 0)".into(),
+            Variant::Spin => "spin (fixed 2ms)".into(),
+            Variant::Adaptive => "adaptive".into(),
+            Variant::Floor => "floor (busy-poll)".into(),
+            Variant::Without(i) => format!("adaptive without {}", PARTS[i]),
+        }
+    }
+
+    /// The `SPINPARK_SPIN_ABLATE` value its server runs with.
+    fn ablate(self) -> &'static str {
+        match self {
+            Variant::Without(i) => PARTS[i],
+            _ => "",
         }
     }
 
@@ -126,7 +174,7 @@ impl Variant {
         let spin = match self {
             Variant::Park => "0ns".to_string(),
             Variant::Spin => format!("{}ns", SPIN_WINDOW.as_nanos()),
-            Variant::Adaptive => "adaptive".to_string(),
+            Variant::Adaptive | Variant::Without(_) => "adaptive".to_string(),
             Variant::Floor => return vec!["--serve".into(), "floor".into()],
         };
         [
@@ -310,9 +358,12 @@ struct Proc {
 }
 
 impl Proc {
-    fn start(args: &[String], cpus: &[usize]) -> Proc {
+    fn start(args: &[String], ablate: &str, cpus: &[usize]) -> Proc {
         let mut cmd = Command::new(std::env::current_exe().unwrap());
-        cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped());
+        cmd.args(args)
+            .env("SPINPARK_SPIN_ABLATE", ablate)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
         let mut child = pin::spawn_on(cpus, &mut cmd).expect("start a server");
         let stdin = child.stdin.take().unwrap();
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
@@ -427,7 +478,7 @@ fn run_variant(row: &Row, v: Variant, windows: usize, secs: Duration) -> Vec<Win
     let busy = row
         .busy_neighbour
         .then(|| Neighbour::start(row.layout.server_cpus()));
-    let mut server = Proc::start(&v.args(row.workers), row.layout.server_cpus());
+    let mut server = Proc::start(&v.args(row.workers), v.ablate(), row.layout.server_cpus());
     set_fine_timer_slack();
     let mut conn = if row.polling {
         Conn::Polling(
@@ -493,7 +544,17 @@ pub fn run(opts: Options) {
     let runs = opts
         .runs
         .unwrap_or(if opts.long || opts.quick { 1 } else { 5 });
+    let ablate = parse_ablate(&opts.ablate).unwrap_or_else(|e| {
+        eprintln!("--ablate: {e}");
+        std::process::exit(2);
+    });
     let mut rows = rows(opts.long);
+    for row in &mut rows {
+        if row.variants.contains(&Variant::Adaptive) {
+            row.variants
+                .extend(ablate.iter().map(|&i| Variant::Without(i)));
+        }
+    }
     if let Some(f) = &opts.filter {
         rows.retain(|r| r.name.to_ascii_lowercase().contains(f.as_str()));
         if rows.is_empty() {
@@ -529,6 +590,7 @@ pub fn run(opts: Options) {
     writeln!(md, "| row | server | run | p50 per window | p99 per window | CPU/req | ctx sw/req | lost cores, shared, contended, parking (at each window's end) | decided during each window |").unwrap();
     writeln!(md, "|---|---|---:|---|---|---|---|---|---|").unwrap();
     let mut verdicts = String::new();
+    let mut ablation: Vec<(String, Vec<(Variant, String)>)> = Vec::new();
     for row in &rows {
         let mut results: Vec<(Variant, Vec<Vec<Window>>)> =
             row.variants.iter().map(|&v| (v, Vec::new())).collect();
@@ -574,7 +636,18 @@ pub fn run(opts: Options) {
                 .unwrap();
             }
         }
-        verdicts.push_str(&verdict(row, &results));
+        verdicts.push_str(&verdict(row, &results, Variant::Adaptive));
+        let mut cells = vec![(Variant::Adaptive, cell(&results, Variant::Adaptive))];
+        for &(v, _) in &results {
+            if let Variant::Without(_) = v {
+                verdicts.push_str(&verdict(row, &results, v));
+                cells.push((v, cell(&results, v)));
+            }
+        }
+        ablation.push((row.name.clone(), cells));
+    }
+    if !ablate.is_empty() {
+        verdicts.push_str(&ablation_table(&ablation));
     }
     md.push_str("\n*decided*: what the adaptive policy's parts decided in the window: P (flips of the mode to parking), S (back to spinning), drop (the pay-for-itself rule dropped the window to its minimum), budget (periods parked by the CPU budget), regime (the workload moved and the test restarted), lost (a lost core held parking); - for nothing.\n\n");
     md.push_str(&verdicts);
@@ -605,25 +678,89 @@ fn median(mut v: Vec<f64>) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
+/// Every window of every run of `v`, if the row ran it.
+fn windows_of(results: &[(Variant, Vec<Vec<Window>>)], v: Variant) -> Option<Vec<&Window>> {
+    results
+        .iter()
+        .find(|r| r.0 == v)
+        .map(|r| r.1.iter().flatten().collect())
+}
+
+/// One cell of the ablation table: `v`'s worst window against the better fixed policy's
+/// median window, with how many windows missed (past [`GOAL`] and not on that policy's
+/// choice) and the flips to parking; `-` where the row has no fixed policies.
+fn cell(results: &[(Variant, Vec<Vec<Window>>)], v: Variant) -> String {
+    let (Some(w), Some(park), Some(spin)) = (
+        windows_of(results, v),
+        windows_of(results, Variant::Park),
+        windows_of(results, Variant::Spin),
+    ) else {
+        return "-".into();
+    };
+    let med = |w: &[&Window], f: fn(&Window) -> f64| median(w.iter().map(|x| f(x)).collect());
+    let (pk, sp) = (med(&park, |x| x.p50), med(&spin, |x| x.p50));
+    let (better, chosen) = if pk <= sp { (pk, &park) } else { (sp, &spin) };
+    let cs = med(chosen, |x| x.cs);
+    let worst = w.iter().map(|x| x.p50).fold(0.0, f64::max);
+    let missed = w
+        .iter()
+        .filter(|x| x.p50 > GOAL * better && (x.cs - cs).abs() > SAME_CHOICE)
+        .count();
+    let cpu = med(&w, |x| x.cpu_us) / med(&park, |x| x.cpu_us);
+    format!(
+        "{:.2}x{} cpu {cpu:.1}x",
+        worst / better,
+        if missed == 0 {
+            String::new()
+        } else {
+            format!(" **{missed} missed**")
+        }
+    )
+}
+
+/// The ablation table: a line per server variant, a column per row.
+fn ablation_table(rows: &[(String, Vec<(Variant, String)>)]) -> String {
+    let mut o = String::from(
+        "\n**Ablation** (each cell: the server's worst window against the better fixed policy's \
+         median window, windows that missed the goal, and its median CPU per request against \
+         park-only's):\n\n| server |",
+    );
+    for (name, _) in rows {
+        write!(o, " {name} |").unwrap();
+    }
+    o.push_str("\n|---|");
+    o.push_str(&"---|".repeat(rows.len()));
+    o.push('\n');
+    let variants: Vec<Variant> = rows
+        .first()
+        .map(|r| r.1.iter().map(|c| c.0).collect())
+        .unwrap_or_default();
+    for v in variants {
+        write!(o, "| {} |", v.label()).unwrap();
+        for (_, cells) in rows {
+            let c = cells.iter().find(|c| c.0 == v).map_or("-", |c| &c.1);
+            write!(o, " {c} |").unwrap();
+        }
+        o.push('\n');
+    }
+    o
+}
+
 /// The row's verdict over every window of every run: adaptive's windows against the better
 /// of park and spin (its median window), each within [`GOAL`] or on that policy's choice
 /// ([`SAME_CHOICE`]); its CPU against park's where park is the better; and against the floor
 /// where there is one.
-fn verdict(row: &Row, results: &[(Variant, Vec<Vec<Window>>)]) -> String {
-    let get = |v: Variant| {
-        results
-            .iter()
-            .find(|r| r.0 == v)
-            .map(|r| r.1.iter().flatten().collect::<Vec<_>>())
-    };
+fn verdict(row: &Row, results: &[(Variant, Vec<Vec<Window>>)], judged: Variant) -> String {
+    let get = |v: Variant| windows_of(results, v);
     let med = |w: &[&Window], f: fn(&Window) -> f64| median(w.iter().map(|x| f(x)).collect());
-    let Some(adaptive) = get(Variant::Adaptive) else {
+    let Some(adaptive) = get(judged) else {
         return String::new();
     };
     let worst = adaptive.iter().map(|x| x.p50).fold(0.0, f64::max);
     let mut o = format!(
-        "* {}: adaptive's worst window of {} p50 {worst:.1} µs",
+        "* {}: {}'s worst window of {} p50 {worst:.1} µs",
         row.name,
+        judged.label(),
         adaptive.len()
     );
     if let (Some(park), Some(spin)) = (get(Variant::Park), get(Variant::Spin)) {

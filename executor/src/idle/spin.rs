@@ -188,6 +188,7 @@
 //! period, except the shared-CPU sample that one worker takes four times a second (a read of
 //! `/proc/stat`, some 20 µs).
 
+mod ablate;
 mod budget;
 mod contend;
 mod estimate;
@@ -206,6 +207,7 @@ mod window;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
+use ablate::{off, Part};
 use budget::Budget;
 use contend::Contention;
 use mode::{Mode, Outcome};
@@ -436,14 +438,14 @@ impl SpinPolicy {
     /// Whether other processes' load on this runtime's CPUs counts as sharing them at `now`,
     /// or the clients of every accepted connection run on them.
     pub(crate) fn cpus_shared(&self, now: Nanos) -> bool {
-        self.share.is_shared(now) || self.colocated()
+        (self.share.is_shared(now) && !off(Part::Share)) || self.colocated()
     }
 
     /// The driver says whether the clients of every connection it accepted run on this
     /// runtime's CPUs (`Driver::clients_colocated`); the worker tells the policy at the start
     /// of each idle period. A fixed window ignores it.
     pub(crate) fn clients_colocated(&self, yes: bool) {
-        if self.adaptive && self.colocated.load(Relaxed) != yes {
+        if self.adaptive && !off(Part::Colocated) && self.colocated.load(Relaxed) != yes {
             self.colocated.store(yes, Relaxed);
             if yes {
                 // The CPUs just started counting as shared: look again, quickly, from the
@@ -470,7 +472,7 @@ impl SpinPolicy {
             }
             return decide(kind);
         }
-        if !self.adaptive {
+        if !self.adaptive || off(Part::Mode) {
             return decide(Kind::Spin);
         }
         let parking = self.mode.parking();
@@ -490,7 +492,7 @@ impl SpinPolicy {
             return 0;
         }
         let n = self.schedule.begin_period();
-        if self.share.poll(now) {
+        if self.share.poll(now) && !off(Part::Share) {
             // The CPUs just started counting as shared: look again, quickly.
             self.schedule.faster(n);
         }
@@ -501,9 +503,9 @@ impl SpinPolicy {
     fn forced_park(&self, window: u32, now: Nanos) -> Option<Kind> {
         if window == 0 {
             Some(Kind::Zero)
-        } else if self.budget.exceeded(now) {
+        } else if self.budget.exceeded(now) && !off(Part::Budget) {
             Some(Kind::Budget)
-        } else if self.contention.holds(now) {
+        } else if self.contended(now) {
             Some(Kind::Contended)
         } else {
             None
@@ -520,13 +522,13 @@ impl SpinPolicy {
 
     /// [`SpinPolicy::lost_core`] with the confirmation given (for tests).
     fn lost_time(&self, now: Nanos, ns: Nanos, confirmed: bool) -> bool {
-        self.contention.lost(now, ns, confirmed)
+        self.contention.lost(now, ns, confirmed) && !off(Part::Contend)
     }
 
     /// Whether a lost core holds parking at `now`: then a parker drives the reactor if
     /// nobody does and nobody spins (`contend.rs`).
     pub(crate) fn contended(&self, now: Nanos) -> bool {
-        self.contention.holds(now)
+        self.contention.holds(now) && !off(Part::Contend)
     }
 
     /// Spinners that lost their core to a neighbour that takes a large share of it, so far
@@ -580,6 +582,9 @@ impl SpinPolicy {
     /// Whether a park probe may run now: nothing else going on, and requests not arriving
     /// faster than parking's penalty.
     fn quiet(&self, busy: bool) -> bool {
+        if off(Part::Quiet) {
+            return true;
+        }
         if busy {
             return false;
         }
@@ -629,8 +634,12 @@ impl SpinPolicy {
     /// pay-for-itself rule with its first window's spin: all of `d` when it caught the work,
     /// the window otherwise.
     fn learn_window(&self, decision: Decision, spun: bool, d: u32, n: u32) {
-        self.window.learn(spun, d, self.pay.holds_growth(n));
-        if spun {
+        if off(Part::Window) {
+            return;
+        }
+        let held = self.pay.holds_growth(n) && !off(Part::Pay);
+        self.window.learn(spun, d, held);
+        if spun && !off(Part::Pay) {
             let caught = d <= decision.window;
             if self.pay.count(d.min(decision.window), caught, n) {
                 self.window.drop_to_min();
@@ -685,7 +694,7 @@ impl SpinPolicy {
     /// If the regime moved away from the one the test started in (the CPUs `shared` or not
     /// now), restart the test and probe at the fastest rate from period `n`.
     fn check_regime(&self, shared: bool, n: u32) {
-        if self.regime.moved(self.window.current(), shared) {
+        if self.regime.moved(self.window.current(), shared) && !off(Part::Regime) {
             self.mode.restart_test();
             self.schedule.faster(n);
         }

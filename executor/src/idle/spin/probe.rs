@@ -36,6 +36,8 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
+use super::ablate::{off, Part, FIXED_EVERY};
+
 /// Idle periods in a probe run, of which all but the last are a warm-up: usually, and for a
 /// park probe while the CPUs are shared with another busy process (a client on the same
 /// machine may need a few parked periods in a row before the scheduler places the two side by
@@ -73,9 +75,14 @@ const LEN_SHIFT: u32 = 24;
 
 impl Schedule {
     pub(super) fn new() -> Self {
+        let first = if off(Part::Schedule) {
+            FIXED_EVERY
+        } else {
+            FASTEST
+        };
         Self {
-            every: AtomicU32::new(FASTEST),
-            next: AtomicU32::new(spacing(0, FASTEST)),
+            every: AtomicU32::new(first),
+            next: AtomicU32::new(spacing(0, first)),
             slot: AtomicU64::new(0),
             periods: AtomicU32::new(0),
             probes: AtomicU64::new(0),
@@ -172,6 +179,9 @@ impl Schedule {
 
     /// The current mode was confirmed: probe half as often (down to [`SLOWEST`]).
     pub(super) fn slower(&self) {
+        if off(Part::Schedule) {
+            return;
+        }
         let e = self.every();
         self.every.store((e * 2).min(SLOWEST), Relaxed);
     }
@@ -179,6 +189,9 @@ impl Schedule {
     /// Evidence against the current mode, a flip, or a regime change at period `n`: probe at
     /// the fastest rate, starting soon.
     pub(super) fn faster(&self, n: u32) {
+        if off(Part::Schedule) {
+            return;
+        }
         if self.every.swap(FASTEST, Relaxed) != FASTEST || !self.due(n) {
             let soon = n.wrapping_add(spacing(n, FASTEST));
             // Only ever bring the next run closer.

@@ -86,6 +86,16 @@ pub(super) fn flip_at(toward_parking: bool) -> i32 {
 /// parking (the current mode spins). Returns the new `Λ` (thousandths; 0 after a verdict) and
 /// the verdict.
 pub(super) fn step(llr: i32, cheaper: bool, toward_parking: bool) -> (i32, Verdict) {
+    if super::ablate::off(super::ablate::Part::Sprt) {
+        return (
+            0,
+            if cheaper {
+                Verdict::Flip
+            } else {
+                Verdict::Confirm
+            },
+        );
+    }
     let llr = llr.saturating_add(if cheaper { STEP_FOR } else { STEP_AGAINST });
     if llr >= flip_at(toward_parking) {
         (0, Verdict::Flip)
