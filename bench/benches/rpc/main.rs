@@ -142,8 +142,8 @@ struct Cli {
     #[arg(long, value_name = "N", value_parser = positive)]
     runs: Option<usize>,
     /// policy: parts of the adaptive spin policy to switch off, one more server per part in
-    /// every row (window, pay, budget, mode, sprt, schedule, regime, share, contend,
-    /// colocated, quiet, or all)
+    /// every row (window, pay, budget, mode, sprt, schedule, contend, colocated, quiet, or
+    /// all)
     #[arg(long, value_name = "PARTS", value_delimiter = ',')]
     ablate: Vec<String>,
     /// http: seconds per wrk run [default: 5; 2 with --quick]

@@ -23,11 +23,16 @@
 //! trip, the server's CPU and context switches per request, and what the spinpark servers say
 //! about their policy (`--serve policy` answers `STATS` with its rusage and its spin metrics):
 //! spin windows that lost their core to a neighbour (`spin_lost_cores`), whether the CPUs count
-//! as shared, whether a lost core holds parking, whether the mode is parking, and what each
-//! part of the policy decided *during the window* (`Runtime::metrics()`): flips of the mode to
-//! parking and back, window drops by the pay-for-itself rule, periods parked by the budget,
-//! moves of the regime. A window whose latency jumped can be laid at one part's door, or shown
-//! to be the host (the floor server, where a row has one, runs in the same runs).
+//! as shared (the clients are colocated), whether a lost core holds parking, whether the mode
+//! is parking, and what each part of the policy decided *during the window*
+//! (`Runtime::metrics()`): flips of the mode to parking and back, window drops by the
+//! pay-for-itself rule, periods parked by the budget. A window whose latency jumped can be laid
+//! at one part's door, or shown to be the host (the floor server, where a row has one, runs in
+//! the same runs).
+//!
+//! `--ablate PARTS` adds, to every row with an adaptive server, one adaptive server per part
+//! with that part switched off (`SPINPARK_SPIN_ABLATE`, spinpark's `spin-ablation` feature),
+//! run alternating with the others, and prints an ablation table: does any row need the part?
 //!
 //! Rows (on 2 CPUs: "remote" pins the server to CPU 1 and the client to CPU 0):
 //! * remote, 1 worker, blocking client, 500 µs gaps;
@@ -91,15 +96,13 @@ pub struct Options {
 /// The parts of the adaptive policy a server can run without (`SPINPARK_SPIN_ABLATE`, with
 /// spinpark's `spin-ablation` feature; `executor/src/idle/spin/ablate.rs` says what "off"
 /// means for each).
-pub const PARTS: [&str; 11] = [
+pub const PARTS: [&str; 9] = [
     "window",
     "pay",
     "budget",
     "mode",
     "sprt",
     "schedule",
-    "regime",
-    "share",
     "contend",
     "colocated",
     "quiet",
@@ -306,22 +309,22 @@ struct SpinState {
     contended: bool,
     parking: bool,
     /// What the parts decided so far: flips to parking, flips to spinning, window drops,
-    /// budget parks, regime moves.
-    decided: [u64; 5],
+    /// budget parks.
+    decided: [u64; 4],
 }
 
 impl SpinState {
-    /// What the parts decided between `before` and this, as `to-park/to-spin/drops/budget/
-    /// moves`, with the lost cores; `-` for nothing.
+    /// What the parts decided between `before` and this, as `to-park/to-spin/drops/budget`,
+    /// with the lost cores; `-` for nothing.
     fn during(&self, before: &SpinState) -> String {
-        let d: Vec<u64> = (0..5)
+        let d: Vec<u64> = (0..4)
             .map(|i| self.decided[i].saturating_sub(before.decided[i]))
             .collect();
         let lost = self.lost_cores.saturating_sub(before.lost_cores);
         if d.iter().all(|&x| x == 0) && lost == 0 {
             return "-".into();
         }
-        let names = ["P", "S", "drop", "budget", "regime"];
+        let names = ["P", "S", "drop", "budget"];
         let mut parts: Vec<String> = d
             .iter()
             .zip(names)
@@ -392,12 +395,12 @@ impl Proc {
             .skip(5)
             .filter_map(|x| x.parse().ok())
             .collect();
-        let spin = (extra.len() == 9).then(|| SpinState {
+        let spin = (extra.len() == 8).then(|| SpinState {
             lost_cores: extra[0],
             shared: extra[1] != 0,
             contended: extra[2] != 0,
             parking: extra[3] != 0,
-            decided: [extra[4], extra[5], extra[6], extra[7], extra[8]],
+            decided: [extra[4], extra[5], extra[6], extra[7]],
         });
         (usage, spin)
     }
@@ -649,7 +652,7 @@ pub fn run(opts: Options) {
     if !ablate.is_empty() {
         verdicts.push_str(&ablation_table(&ablation));
     }
-    md.push_str("\n*decided*: what the adaptive policy's parts decided in the window: P (flips of the mode to parking), S (back to spinning), drop (the pay-for-itself rule dropped the window to its minimum), budget (periods parked by the CPU budget), regime (the workload moved and the test restarted), lost (a lost core held parking); - for nothing.\n\n");
+    md.push_str("\n*decided*: what the adaptive policy's parts decided in the window: P (flips of the mode to parking), S (back to spinning), drop (the pay-for-itself rule dropped the window to its minimum), budget (periods parked by the CPU budget), lost (a lost core held parking); - for nothing.\n\n");
     md.push_str(&verdicts);
     print!("\n{md}");
     let dir = std::env::var_os("CARGO_TARGET_DIR")
@@ -855,7 +858,7 @@ pub fn serve(workers: usize, window: Option<Duration>) -> ! {
             let u = Usage::now();
             let m = rt.metrics();
             println!(
-                "STATS {} {} {} {} {} {} {} {} {} {} {} {} {}",
+                "STATS {} {} {} {} {} {} {} {} {} {} {} {}",
                 u.user_us,
                 u.sys_us,
                 u.vol_cs,
@@ -867,8 +870,7 @@ pub fn serve(workers: usize, window: Option<Duration>) -> ! {
                 m.spin_flips_to_park(),
                 m.spin_flips_to_spin(),
                 m.spin_window_drops(),
-                m.spin_budget_parks(),
-                m.spin_regime_moves()
+                m.spin_budget_parks()
             );
             io::stdout().flush().ok();
         }

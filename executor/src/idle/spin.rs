@@ -12,10 +12,9 @@
 //! [`SpinPolicy`] is the only place in `idle` that decides spinning. It has two forms:
 //! *fixed* (`Builder::spin`: always the same window) and *adaptive* (the default,
 //! `Builder::spin_adaptive(min, max)`), which learns from every idle period of every worker of
-//! its runtime. Both obey a CPU budget. The policy takes time as an input (nanoseconds since
-//! the runtime started, [`Nanos`]), so its decisions can be tested by feeding it synthetic
-//! gaps; only `SpinPolicy::now`, [`SpinWindow`] and the shared-CPU sampler (`share.rs`, four
-//! reads of `/proc/stat` a second) look at the outside world.
+//! its runtime. Both obey a CPU budget and the lost-core hold. The policy takes time as an
+//! input (nanoseconds since the runtime started, [`Nanos`]), so its decisions can be tested by
+//! feeding it synthetic gaps; only `SpinPolicy::now` and [`SpinWindow`] read a clock.
 //!
 //! # What it learns from
 //!
@@ -28,51 +27,45 @@
 //!
 //! # The parts
 //!
-//! `SpinPolicy` composes parts, each a type in its own file, with private state, its own
-//! documentation and its own tests, and none aware of the others:
+//! Each part is a type in its own file, with private state, its own documentation and tests,
+//! and none aware of the others. Each earns its place in the ablation matrix
+//! (`docs/design.md`, "The spin policy's parts"): a layout that fails without it.
 //!
-//! * `window.rs` (`Window`): how long to spin. It grows just past the gaps it meets, at most
-//!   doubling, and shrinks on spins that expire for gaps past `max`.
-//! * `pay_for_itself.rs` (`PayForItself`): every 16 spinning periods, spinning must have
-//!   caught enough work for its CPU time, or the window drops to `min` and may not grow for
-//!   a while. This is what keeps long memoryless gaps from buying spinning.
-//! * `budget.rs` (`Budget`): the CPU budget, over a sliding second.
-//! * `mode.rs` (`Mode`): whether to spin at all: the mode (spinning or parking), the evidence
-//!   probes give about it, and what parking costs. The evidence goes through the sequential
-//!   test of `sprt.rs`, which derives its thresholds.
-//! * `probe.rs` (`Schedule`): when to probe, and who; it also counts idle periods and probes.
-//! * `regime.rs` (`Regime`): whether the workload moved away from the one the test started
-//!   in, so that the evidence gathered no longer applies.
-//! * `share.rs` (`Share`): whether other processes use our CPUs.
+//! * `window.rs` (`Window`): how long to spin. It grows just past the gaps it meets, shrinks
+//!   on spins that expire for gaps past `max`, and must pay for itself: every 16 spinning
+//!   periods, spinning must have caught enough work for its CPU time, or the window drops to
+//!   `min` and may not grow for a while (long memoryless gaps do not buy spinning).
+//! * `mode.rs` (`Mode`): whether to spin at all. The mode (spinning or parking) is checked by
+//!   probes, periods that do the opposite, weighed by a sequential test.
+//! * `probe.rs` (`Schedule`): when to probe, and who; it also counts idle periods and probes
+//!   and keeps the arrival interval for the quiet-moment rule.
 //! * `contend.rs` (`Contention`): whether another thread takes a large share of a spinner's
-//!   CPU (confirmed losses of the core, as a share of the time spun), which holds parking.
-//! * `estimate.rs`: the running median and the slow average the parts keep of their samples.
+//!   CPU, which holds parking.
+//! * `budget.rs` (`Budget`): the user's CPU budget (`Builder::spin_budget`), over a sliding
+//!   second.
+//! * `estimate.rs` (`Median`): the running median the parts keep of their samples.
+//! * `ablate.rs`: test-only switches that turn a part off, for the ablation matrix.
 //!
-//! `tests.rs` simulates the whole policy against synthetic worlds; `golden.rs` checks it,
-//! decision by decision, against traces of the policy as it was before it was made of parts.
+//! `tests.rs` simulates the whole policy against synthetic worlds.
 //!
 //! # An idle period, step by step
 //!
-//! [`SpinPolicy::begin`] numbers the period (one worker in a while also samples the
-//! shared-CPU signal: CPUs that just started counting as shared call for fast probing). A
-//! window of zero, a spent budget or a contention hold parks at once, and ends any probe run
-//! of this worker. Otherwise a fixed policy spins, and an adaptive one follows the mode,
-//! unless the period is a probe: the next period of this worker's run, or the first of a run
-//! that is due (see "When to probe").
+//! [`SpinPolicy::begin`] numbers the period. A window of zero, a spent budget or a contention
+//! hold parks at once, and ends any probe run of this worker. Otherwise a fixed policy spins,
+//! and an adaptive one follows the mode, unless the period is a probe: the next period of
+//! this worker's run, or the first of a run that is due (see "When to probe").
 //!
 //! [`SpinPolicy::end`] learns from `d`, in this order: the period counts as a probe and may
-//! end its run; the regime takes the arrival interval; the window learns from `d` and the
-//! pay-for-itself rule from the spin; a period that followed the mode feeds its arm and the
-//! regime's average, and a run's last probe period weighs its bit in the test, where a flip
-//! or a confirmation restarts the test and sets the probe rate. Last, a regime that moved
-//! restarts the test and brings back fast probing.
+//! end its run; the schedule takes the arrival interval; the window learns from `d` and the
+//! pay-for-itself rule from the spin; a period that followed the mode feeds its arm, and a
+//! run's last probe period weighs its bit in the test, where a flip or a confirmation
+//! restarts the test and sets the probe rate.
 //!
 //! The worker calls it late: when work turns up it only stamps the time ([`SpinPolicy::ended`],
 //! one clock read), runs the work, and then [`SpinPolicy::settle`]s the period, which charges
-//! the spin and calls `end` with the stamped `d`. So the learning, a dozen updates of shared
-//! statistics and now and then a read of `/proc/stat`, is not between a request's arrival and
-//! its handler. A worker settles before its next period begins, so the policy still sees each
-//! worker's periods end before the next begins.
+//! the spin and calls `end` with the stamped `d`. So the learning (a dozen updates of shared
+//! statistics) is not between a request's arrival and its handler. A worker settles before its
+//! next period begins, so the policy still sees each worker's periods end before the next.
 //!
 //! # Does spinning pay?
 //!
@@ -80,20 +73,9 @@
 //! on the same machine may be kept off its CPU by the spinner). So the policy has a *mode*,
 //! spinning or parking, and keeps checking it with *probes*: idle periods in which it does the
 //! opposite (when spinning, it parks at once; when parking, it spins its window), whose `d` is
-//! compared with that of the mode (`mode.rs`) until a sequential test decides (`sprt.rs`).
-//!
-//! What a probe is judged on is `d` alone: the latency the probed choice gave the next piece
-//! of work. The CPU time a spin burns is not added to it, not even when other processes use
-//! our CPUs (`share.rs`): that would let the shared-CPU signal flip the mode by itself, and a
-//! remote client (its load on other CPUs) would be parked for, every request paying a
-//! wake-up, as long as the other load stays. On shared CPUs only a *tie* goes to parking
-//! (`mode.rs`: within 8 µs), well below what a wake-up costs where spinning pays. CPU spent
-//! spinning is bounded by the other rules (pay for itself, the budget, a neighbour that takes a
-//! large share of the CPU holds parking: "Spinning itself").
-//! The signal only makes the policy look harder: it starts fast probing at once and makes
-//! park-probe runs longer (`probe.rs`), because a client on the same machine gains from
-//! parking only once the scheduler has placed it next to the server, a few parked periods in
-//! a row.
+//! compared with that of the mode until a sequential test decides (`mode.rs`). A probe is
+//! judged on `d` alone, the latency the probed choice gave the next piece of work; the CPU a
+//! spin burns is bounded by the other rules (pay for itself, the budget, the lost-core hold).
 //!
 //! # Clients on our own CPUs
 //!
@@ -101,29 +83,29 @@
 //! the one case where what the server can time misleads it. A spinner answers such a client
 //! by waking it on the other CPU (on a VM whose idle vCPU halts, a costly wake-up, in the
 //! client's round trip but not in `d`), where a parked server is woken on the client's CPU
-//! and answers it there cheaply; and the parked server's own wake-up is in `d`. On the 2-vCPU
-//! AMD guest this was measured on (100 µs between requests), `d` was 22 µs longer parked
-//! than spinning (158 against 136 µs, in short and long runs of parked periods alike) while
-//! the client's round trip was 2 µs shorter (18.8 against 20.9 µs), and the spinner took 12x
-//! the CPU per request. The shared-CPU signal cannot stand in for the missing measurement:
-//! such a client uses a few hundredths of a core, around its threshold.
+//! and answers it there cheaply; and the parked server's own wake-up is in `d`. On a 2-vCPU
+//! AMD guest (100 µs between requests), `d` was 22 µs longer parked than spinning (158 against
+//! 136 µs) while the client's round trip was 2 µs shorter (18.8 against 20.9 µs), and the
+//! spinner took 12x the CPU per request.
 //!
 //! So the reactor says it: [`SpinPolicy::clients_colocated`] (from `Driver::clients_colocated`,
 //! which the worker asks at the start of each idle period) is true while every accepted TCP
 //! connection comes from a client whose segments arrive on one of this process's CPUs over
-//! a local address (`net/src/peers.rs`). Then the CPUs count as shared, and a spinning
-//! period's cost in the probes' comparison is its `d` plus a quarter of it (about the time
-//! it spun, which the client could not use) plus the tie (`mode.rs`). The probes still
-//! decide: at 100 µs gaps on that host parking wins them (158 µs against 136 + 34 + 8), while
-//! a client whose requests come back to back, where spinning answers tens of µs sooner than a
-//! wake-up, keeps its spinning. A single client elsewhere ends the charge. A fixed window
-//! ignores all of it.
+//! a local address (`net/src/peers.rs`). Then the CPUs count as shared, park-probe runs are
+//! longer (the scheduler needs a few parked periods in a row to place the client next to the
+//! server), and a spinning period's cost in the probes' comparison is its `d` plus a quarter
+//! of it (about the time it spun, which the client could not use) plus a tie of 8 µs
+//! (`mode.rs`). The probes still decide: at 100 µs gaps parking wins them (158 µs against
+//! 136 + 34 + 8), while a client whose requests come back to back, where spinning answers
+//! tens of µs sooner than a wake-up, keeps its spinning. A client elsewhere ends the charge,
+//! and a change either way restarts the test. A fixed window ignores all of it.
 //!
 //! # When to probe
 //!
 //! The probe schedule (`probe.rs`) makes runs due at a rate that follows the evidence: fast
-//! at first and whenever the evidence turns, the mode flips or the regime moves
-//! (`regime.rs`), slower each time the test confirms the mode.
+//! at first, whenever the evidence turns, the mode flips or the clients move, slower each
+//! time the test confirms the mode (one run per 1024 periods at the slowest, so a settled
+//! server parks on purpose about twice per thousand requests).
 //!
 //! A park probe is pointless, or harmful, at a busy moment, so a due run waits for a quiet
 //! one: no other worker awake (it would catch the work, and the probe would measure
@@ -131,16 +113,9 @@
 //! than a wake-up takes (the median arrival interval at least the penalty of parking,
 //! `park_median − spin_median` capped at 50 µs, or 30 µs until that is known: `Mode::penalty`):
 //! there a parked worker wakes to a queue, and the probe measures queueing while it delays
-//! several requests. Only one worker probes at a time: the one that claims the run.
-//!
-//! Spin probes (in parking mode) need no quiet moment: they only make the worker look for
-//! work longer. They run with shared CPUs too, so that parking never holds on the signal
-//! alone: a remote client parked for by mistake gets spinning back within a few hundred
-//! periods. Holding parking while the CPUs count as shared, and adding the spin to a period's
-//! cost there, would park a remote client for good whenever any busy neighbour shares the
-//! server's CPU.
-//!
-//! No probes run while the window is zero (both choices are then the same).
+//! several requests. Only one worker probes at a time: the one that claims the run. Spin
+//! probes (in parking mode) need no quiet moment: they only make the worker look for work
+//! longer. No probes run while the window is zero (both choices are then the same).
 //!
 //! # Spinning itself
 //!
@@ -149,57 +124,29 @@
 //! that took more than 50 µs is a *suspicion* that the spinner lost its core to another
 //! thread. Unless another worker of the runtime is awake (the thread that ran may be ours),
 //! the policy weighs it (`contend.rs`): it counts only if the thread's own count of
-//! involuntary context switches moved (an interrupt or stolen time does not move it), and
-//! then as time lost out of the time spun. Only a loss that brings the share other threads
-//! take from the spinners to a quarter or more ends the window and holds parking for a while
-//! (`Kind::Contended`, fixed windows included): a spinner that is off its CPU holds the
-//! wake-up of whatever arrives meanwhile (a 3.9 ms p99 beside a CPU-bound neighbour, against
-//! tokio's 60 µs). Anything less (a kernel thread, the process's own logger, a sidecar that
-//! takes 5 %) delays the requests it delays, and the window spins on.
-//!
-//! # Why it spins or parks, layout by layout
-//!
-//! * **A CPU the server has to itself, the client elsewhere** (a remote client): a parked
-//!   worker pays a wake-up (20-60 µs on a VM whose idle vCPU halts) that a spinner does not,
-//!   so park probes lose, the test confirms spinning, and probing slows to one run per 1024
-//!   periods. Rare losses of the core are not confirmed or stay a tiny share, so they hold
-//!   nothing; the shared-CPU signal does not count the server's own interrupt work and needs
-//!   two busy samples in a row. A fixed window spins in every period.
-//! * **The same, with a light neighbour on the server's CPU**: the neighbour takes its few
-//!   percent whether the worker spins or not; its losses stay under the share, so the policy
-//!   spins as above.
-//! * **A busy neighbour on the server's CPU**: the spinner's first yields lose whole slices,
-//!   the share is near one, and parking holds, for up to a second at a time while the
-//!   neighbour stays; a parked worker is woken by the event and preempts the neighbour.
-//! * **Client and server on the same CPUs** (colocated): the reactor says so, a spinning
-//!   period is charged a quarter of its `d` on top, and the probes decide with that: at
-//!   100 µs gaps they park (on the AMD guest, p50 and CPU per request then equal park-only's;
-//!   see "Clients on our own CPUs"). The shared-CPU signal, when it fires, also makes the
-//!   probes run fast and long and gives ties to parking.
-//! * **Gaps longer than the window can pay for** (`pay_for_itself.rs`), or a spent budget:
-//!   the window drops to its minimum, or nobody spins until the budget allows it again.
+//! involuntary context switches moved, and then as time lost out of the time spun. Only a
+//! loss that brings the share other threads take from the spinners to a quarter or more ends
+//! the window and holds parking for a while (`Kind::Contended`, fixed windows included): a
+//! spinner that is off its CPU holds the wake-up of whatever arrives meanwhile (a 1.7 ms p99
+//! beside a CPU-bound neighbour without the hold, against 17 µs with it). Anything less (a
+//! kernel thread, a sidecar that takes 5 %) delays the requests it delays, and the window
+//! spins on.
 //!
 //! # Cost
 //!
 //! The state is a few dozen atomics per runtime, spread over the parts, read and written with
 //! relaxed loads and stores: every one is a statistic or a hint, and nothing else is ordered
 //! by it. Two workers that update the same estimate at once may lose one sample, which a
-//! statistic can afford; each part says what a race costs it. Nothing allocates on an idle
-//! period, except the shared-CPU sample that one worker takes four times a second (a read of
-//! `/proc/stat`, some 20 µs).
+//! statistic can afford; each part says what a race costs it. Nothing allocates, and the
+//! decision and the learning make no syscall (a suspected lost core reads the thread's rusage
+//! once).
 
 mod ablate;
 mod budget;
 mod contend;
 mod estimate;
-#[cfg(test)]
-mod golden;
 mod mode;
-mod pay_for_itself;
 mod probe;
-mod regime;
-mod share;
-mod sprt;
 #[cfg(test)]
 mod tests;
 mod window;
@@ -211,10 +158,7 @@ use ablate::{off, Part};
 use budget::Budget;
 use contend::Contention;
 use mode::{Mode, Outcome};
-use pay_for_itself::PayForItself;
 use probe::{Schedule, RUN, RUN_SHARED};
-use regime::Regime;
-use share::Share;
 use window::Window;
 
 /// Nanoseconds since the runtime started: the policy's clock.
@@ -295,8 +239,7 @@ impl Decision {
 
 /// An idle period that found work, as it stood then: what [`SpinPolicy::settle`] learns from
 /// once that work has run. The stamps are taken when the work turns up; the learning (shared
-/// statistics, four times a second a read of `/proc/stat`) waits, so that it does not stand
-/// between a request's arrival and its handler.
+/// statistics) waits, so that it does not stand between a request's arrival and its handler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Ended {
     decision: Decision,
@@ -324,12 +267,9 @@ pub(crate) struct SpinPolicy {
     /// Whether the policy learns (else: a fixed window, within the budget).
     adaptive: bool,
     window: Window,
-    pay: PayForItself,
     budget: Budget,
     mode: Mode,
     schedule: Schedule,
-    regime: Regime,
-    share: Share,
     contention: Contention,
     /// Every accepted connection's client runs on our CPUs (the driver says so): see
     /// "Clients on our own CPUs".
@@ -348,12 +288,10 @@ pub(crate) struct Decided {
     /// ... or back to spinning.
     pub(crate) flips_to_spin: u64,
     /// A block of spinning periods did not pay for itself: the window dropped to its minimum
-    /// (`pay_for_itself.rs`).
+    /// (`window.rs`).
     pub(crate) window_drops: u64,
     /// Idle periods parked because the CPU budget was spent (`budget.rs`).
     pub(crate) budget_parks: u64,
-    /// The workload moved away from the test's reference, restarting the test (`regime.rs`).
-    pub(crate) regime_moves: u64,
 }
 
 /// Nanoseconds as a `u32` window (saturating at about 4 s).
@@ -365,26 +303,23 @@ impl SpinPolicy {
     /// Always spin for `window` (zero: never spin), within `budget` cores.
     pub(crate) fn fixed(window: Duration, budget: f64) -> Self {
         let w = ns32(window);
-        Self::new(false, w, w, w, budget, Share::disabled())
+        Self::new(false, w, w, w, budget)
     }
 
     /// Learn the window within `min..=max`, starting from `initial`, within `budget` cores.
     pub(crate) fn adaptive(min: Duration, max: Duration, initial: Duration, budget: f64) -> Self {
         let (min, max) = (ns32(min), ns32(max).max(ns32(min)));
         let initial = ns32(initial).clamp(min, max);
-        Self::new(true, min, max, initial, budget, Share::new())
+        Self::new(true, min, max, initial, budget)
     }
 
-    fn new(adaptive: bool, min: u32, max: u32, window: u32, budget: f64, share: Share) -> Self {
+    fn new(adaptive: bool, min: u32, max: u32, window: u32, budget: f64) -> Self {
         Self {
             adaptive,
             window: Window::new(min, max, window),
-            pay: PayForItself::new(max),
             budget: Budget::new(budget),
             mode: Mode::new(),
             schedule: Schedule::new(),
-            regime: Regime::new(window),
-            share,
             contention: Contention::new(),
             colocated: AtomicBool::new(false),
             clock: Instant::now(),
@@ -435,10 +370,10 @@ impl SpinPolicy {
         self.mode.since_flip(now)
     }
 
-    /// Whether other processes' load on this runtime's CPUs counts as sharing them at `now`,
-    /// or the clients of every accepted connection run on them.
-    pub(crate) fn cpus_shared(&self, now: Nanos) -> bool {
-        (self.share.is_shared(now) && !off(Part::Share)) || self.colocated()
+    /// Whether this runtime's CPUs count as shared: the clients of every accepted connection
+    /// run on them (the driver says so; see "Clients on our own CPUs").
+    pub(crate) fn cpus_shared(&self) -> bool {
+        self.colocated.load(Relaxed)
     }
 
     /// The driver says whether the clients of every connection it accepted run on this
@@ -447,16 +382,11 @@ impl SpinPolicy {
     pub(crate) fn clients_colocated(&self, yes: bool) {
         if self.adaptive && !off(Part::Colocated) && self.colocated.load(Relaxed) != yes {
             self.colocated.store(yes, Relaxed);
-            if yes {
-                // The CPUs just started counting as shared: look again, quickly, from the
-                // period about to begin.
-                self.schedule.faster(self.schedule.periods_begun());
-            }
+            // What a spinning period costs in the probes' comparison changed: the evidence
+            // so far no longer applies. Look again, quickly, from the period about to begin.
+            self.mode.restart_test();
+            self.schedule.faster(self.schedule.periods_begun());
         }
-    }
-
-    fn colocated(&self) -> bool {
-        self.colocated.load(Relaxed)
     }
 
     /// The decision for an idle period starting `now` on `worker`; `busy`: another worker is
@@ -464,7 +394,7 @@ impl SpinPolicy {
     pub(crate) fn begin(&self, now: Nanos, worker: usize, busy: bool) -> Decision {
         let window = self.window.current();
         let decide = |kind| Decision::new(kind, window, now, worker);
-        let n = self.number_period(now);
+        let n = self.number_period();
         if let Some(kind) = self.forced_park(window, now) {
             if self.adaptive {
                 // A probe run in progress on this worker is over: the choice is not ours.
@@ -476,7 +406,7 @@ impl SpinPolicy {
             return decide(Kind::Spin);
         }
         let parking = self.mode.parking();
-        decide(match (parking, self.probe(n, now, worker, busy, parking)) {
+        decide(match (parking, self.probe(n, worker, busy, parking)) {
             (false, None) => Kind::Spin,
             (false, Some(r)) => Kind::ParkProbe(r),
             (true, None) => Kind::ParkMode,
@@ -484,19 +414,14 @@ impl SpinPolicy {
         })
     }
 
-    /// The number of the idle period beginning `now` (0 for a fixed window). Every period
+    /// The number of the idle period beginning now (0 for a fixed window). Every period
     /// counts, spinning or not: the probe schedule and the pay-for-itself hold are measured
-    /// in periods. One worker in a while also samples the shared-CPU signal here.
-    fn number_period(&self, now: Nanos) -> u32 {
+    /// in periods.
+    fn number_period(&self) -> u32 {
         if !self.adaptive {
             return 0;
         }
-        let n = self.schedule.begin_period();
-        if self.share.poll(now) && !off(Part::Share) {
-            // The CPUs just started counting as shared: look again, quickly.
-            self.schedule.faster(n);
-        }
-        n
+        self.schedule.begin_period()
     }
 
     /// Why a period beginning `now` with `window` may not spin at all, if it may not.
@@ -543,18 +468,17 @@ impl SpinPolicy {
         Decided {
             flips_to_park: to_park,
             flips_to_spin: to_spin,
-            window_drops: self.pay.failed(),
+            window_drops: self.window.drops(),
             budget_parks: self.budget.denied(),
-            regime_moves: self.regime.moves(),
         }
     }
 
-    /// Whether period `n`, beginning `now` on `worker`, is a probe (the opposite of the mode,
+    /// Whether period `n`, beginning on `worker`, is a probe (the opposite of the mode,
     /// `parking` or not), and its place in its run: the next period of this worker's run, or
     /// the first of a run that is due. Every period of a park-probe run needs a quiet moment.
-    fn probe(&self, n: u32, now: Nanos, worker: usize, busy: bool, parking: bool) -> Option<Run> {
-        // With shared CPUs, park-probe runs are longer (`probe.rs`).
-        let len = if !parking && self.cpus_shared(now) {
+    fn probe(&self, n: u32, worker: usize, busy: bool, parking: bool) -> Option<Run> {
+        // With colocated clients, park-probe runs are longer (`probe.rs`).
+        let len = if !parking && self.cpus_shared() {
             RUN_SHARED
         } else {
             RUN
@@ -588,7 +512,7 @@ impl SpinPolicy {
         if busy {
             return false;
         }
-        let interval = self.regime.interval();
+        let interval = self.schedule.interval();
         interval == 0 || interval >= self.mode.penalty()
     }
 
@@ -610,13 +534,11 @@ impl SpinPolicy {
             return;
         }
         let now = decision.began + d;
-        self.regime.ended(now);
+        self.schedule.ended(now);
         let n = self.schedule.periods_begun();
         let d = d.min(u32::MAX as u64) as u32;
-        self.learn_window(decision, spun, d, n);
-        let shared = self.cpus_shared(now);
-        self.learn_mode(decision.kind, d, now, n, shared);
-        self.check_regime(shared, n);
+        self.window.ended(spun.then_some(decision.window), d, n);
+        self.learn_mode(decision.kind, d, now, n);
     }
 
     /// A probe period ended: count it, and end its run after the run's last period, or when
@@ -630,35 +552,15 @@ impl SpinPolicy {
         }
     }
 
-    /// The window learns from `d` (at period `n`), and a period that spun counts for the
-    /// pay-for-itself rule with its first window's spin: all of `d` when it caught the work,
-    /// the window otherwise.
-    fn learn_window(&self, decision: Decision, spun: bool, d: u32, n: u32) {
-        if off(Part::Window) {
-            return;
-        }
-        let held = self.pay.holds_growth(n) && !off(Part::Pay);
-        self.window.learn(spun, d, held);
-        if spun && !off(Part::Pay) {
-            let caught = d <= decision.window;
-            if self.pay.count(d.min(decision.window), caught, n) {
-                self.window.drop_to_min();
-            }
-        }
-    }
-
-    /// A period of `kind` found work `d` ns after it began, ending `now` (at period `n`, the
-    /// CPUs `shared` or not): a period that followed the mode feeds its arm and the regime's
-    /// average; a run's last probe period (the one recorded) weighs its bit in the test.
-    fn learn_mode(&self, kind: Kind, d: u32, now: Nanos, n: u32, shared: bool) {
+    /// A period of `kind` found work `d` ns after it began, ending `now` (at period `n`): a
+    /// period that followed the mode feeds its arm; a run's last probe period (the one
+    /// recorded) weighs its bit in the test.
+    fn learn_mode(&self, kind: Kind, d: u32, now: Nanos, n: u32) {
         match kind {
-            Kind::Spin | Kind::ParkMode => {
-                self.mode.in_mode(kind == Kind::ParkMode, d);
-                self.regime.followed_mode(d);
-            }
+            Kind::Spin | Kind::ParkMode => self.mode.in_mode(kind == Kind::ParkMode, d),
             Kind::ParkProbe(Run { last: true, .. }) | Kind::SpinProbe(Run { last: true, .. }) => {
                 let parked = matches!(kind, Kind::ParkProbe(_));
-                if let Some(cheaper) = self.mode.probe(parked, d, shared, self.colocated()) {
+                if let Some(cheaper) = self.mode.probe(parked, d, self.cpus_shared()) {
                     self.weigh(cheaper, parked, now, n);
                 }
             }
@@ -667,36 +569,14 @@ impl SpinPolicy {
     }
 
     /// A recorded probe, `cheaper` or not than the mode (the probed choice is parking:
-    /// `toward_parking`): one step of the sequential test, and what the schedule and the
-    /// regime make of its outcome.
+    /// `toward_parking`): one step of the sequential test, and what the schedule makes of
+    /// its outcome.
     fn weigh(&self, cheaper: bool, toward_parking: bool, now: Nanos, n: u32) {
         match self.mode.weigh(cheaper, toward_parking, now) {
-            Outcome::Flipped => {
-                self.schedule.faster(n);
-                self.restart_regime(now);
-            }
-            Outcome::Confirmed => {
-                self.schedule.slower();
-                self.restart_regime(now);
-            }
-            // The evidence turns against the current mode: gather it quickly.
-            Outcome::Turning => self.schedule.faster(n),
+            // A flip, or evidence turning against the mode: gather the next quickly.
+            Outcome::Flipped | Outcome::Turning => self.schedule.faster(n),
+            Outcome::Confirmed => self.schedule.slower(),
             Outcome::Undecided => {}
-        }
-    }
-
-    /// The test restarts at `now`: the regime it restarts in becomes the reference.
-    fn restart_regime(&self, now: Nanos) {
-        self.regime
-            .restart(self.window.current(), self.cpus_shared(now));
-    }
-
-    /// If the regime moved away from the one the test started in (the CPUs `shared` or not
-    /// now), restart the test and probe at the fastest rate from period `n`.
-    fn check_regime(&self, shared: bool, n: u32) {
-        if self.regime.moved(self.window.current(), shared) && !off(Part::Regime) {
-            self.mode.restart_test();
-            self.schedule.faster(n);
         }
     }
 

@@ -143,7 +143,7 @@ impl GlobalCounters {
             spin_probes: policy.probes(),
             spin_probe_period: policy.probe_period(),
             spin_since_flip: policy.since_flip(now),
-            spin_cpus_shared: policy.cpus_shared(now),
+            spin_cpus_shared: policy.cpus_shared(),
             spin_lost_cores: policy.lost_cores(),
             spin_contended: policy.contended(now),
             spin_decided: policy.decided(),
@@ -399,8 +399,7 @@ impl RuntimeMetrics {
 
     /// How often the adaptive policy's sequential test flipped its mode to parking so far.
     /// With [`Self::spin_flips_to_spin`], [`Self::spin_window_drops`],
-    /// [`Self::spin_budget_parks`], [`Self::spin_lost_cores`] and [`Self::spin_regime_moves`],
-    /// it says which part of the policy decided each change of behaviour: read them before
+    /// [`Self::spin_budget_parks`] and [`Self::spin_lost_cores`], it says which part of the policy decided each change of behaviour: read them before
     /// and after a window of a long run. 0 for a fixed window.
     ///
     /// ```
@@ -447,18 +446,6 @@ impl RuntimeMetrics {
         self.spin_decided.budget_parks
     }
 
-    /// How often the adaptive policy saw the workload move away from the one its test
-    /// started in (the `d` of its periods, their arrival interval, the window or the
-    /// shared-CPU signal), which restarted the test and brought back fast probing.
-    ///
-    /// ```
-    /// let m = spinpark::Runtime::new().unwrap().metrics();
-    /// assert_eq!(m.spin_regime_moves(), 0);
-    /// ```
-    pub fn spin_regime_moves(&self) -> u64 {
-        self.spin_decided.regime_moves
-    }
-
     /// Idle periods in which the adaptive policy probed: did the opposite of its mode (parked
     /// at once while spinning pays, or spun while parking does) to check that the mode still
     /// holds. Always 0 for a fixed window.
@@ -503,14 +490,11 @@ impl RuntimeMetrics {
         self.spin_since_flip
     }
 
-    /// Whether the adaptive policy counts this runtime's CPUs as shared with other busy
-    /// processes: their load on the CPUs this process may use, sampled from `/proc/stat` four
-    /// times a second, reached 0.08 cores in two samples in a row within the last 8.6 seconds;
-    /// or every accepted TCP connection's client runs on these CPUs (a client on the same
+    /// Whether the adaptive policy counts this runtime's CPUs as shared with its clients:
+    /// every accepted TCP connection's client runs on these CPUs (a client on the same
     /// machine: the reactor says so). The policy then probes at once, with longer park probes,
-    /// and gives ties to parking; with clients on its CPUs it also charges spinning for the CPU
-    /// it takes from them. The load signal never flips the mode alone. Always `false` for a
-    /// fixed window; without `/proc`, only the clients count.
+    /// and charges spinning for the CPU it takes from the clients. Always `false` for a fixed
+    /// window.
     ///
     /// ```
     /// let rt = spinpark::Runtime::new().unwrap();

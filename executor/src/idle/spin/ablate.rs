@@ -28,10 +28,6 @@ pub(super) enum Part {
     /// The probe rate is fixed (one run per [`FIXED_EVERY`] periods), neither faster on
     /// evidence nor slower on confirmations.
     Schedule,
-    /// The regime never moves (the test is not restarted when the workload changes).
-    Regime,
-    /// The shared-CPU signal (`share.rs`, from `/proc/stat`) never fires.
-    Share,
     /// The lost-core hold (`contend.rs`) never holds.
     Contend,
     /// The clients-on-our-CPUs charge (`Driver::clients_colocated`) is ignored.
@@ -42,15 +38,13 @@ pub(super) enum Part {
 
 impl Part {
     #[cfg(feature = "spin-ablation")]
-    const ALL: [(Part, &'static str); 11] = [
+    const ALL: [(Part, &'static str); 9] = [
         (Part::Window, "window"),
         (Part::Pay, "pay"),
         (Part::Budget, "budget"),
         (Part::Mode, "mode"),
         (Part::Sprt, "sprt"),
         (Part::Schedule, "schedule"),
-        (Part::Regime, "regime"),
-        (Part::Share, "share"),
         (Part::Contend, "contend"),
         (Part::Colocated, "colocated"),
         (Part::Quiet, "quiet"),

@@ -3,7 +3,7 @@
 //! ```text
 //! if mode.parking() { park at once } else { spin }
 //! mode.in_mode(parked, d);                      // a period that followed the mode ended
-//! if let Some(cheaper) = mode.probe(parked, d, shared) { // a recorded probe ended
+//! if let Some(cheaper) = mode.probe(parked, d, colocated) { // a recorded probe ended
 //!     match mode.weigh(cheaper, parked, now) { Outcome::Flipped => .., .. }
 //! }
 //! ```
@@ -23,26 +23,69 @@
 //! gaps of mean 200 µs, a park probe beats the period before it 4 times in 10; with steady
 //! gaps, never. A probe counts only once the mode has a latest period to compare it with.
 //!
-//! When other processes use our CPUs (`share.rs`), a tie goes to parking: a park probe
-//! counts as cheaper when its `d` is within [`SHARED_TIE`] of the spin's (plus the sixteenth),
-//! and a spin probe only when it beats parking by that much more. There the spinner's CPU
-//! time is somebody else's (a client on the same machine, a neighbour), so spinning that does
-//! not answer measurably sooner should not be bought; and a wake-up that costs less than
-//! that is close to the floor anyway. The tie is well below what a wake-up costs where
-//! spinning pays (20-60 µs on a VM whose idle vCPU halts), so it does not park a remote
-//! client; it decided the colocated rows on a host where the kernel's hand-off of a parked
-//! worker to the waking CPU matches a spinner on the other CPU (spinning cost 6x tokio's CPU
-//! there for the same p50).
+//! When the clients run on our CPUs (`spin.rs`, "Clients on our own CPUs"), a spinning
+//! period costs its `d` plus a quarter of it and a tie, [`SHARED_TIE`]: the spinner's CPU time
+//! is the client's, so spinning that does not answer measurably sooner should not be bought.
+//! The tie is well below what a wake-up costs where spinning pays (20-60 µs on a VM whose idle
+//! vCPU halts).
 //!
-//! The bits feed Wald's sequential probability ratio test (`sprt.rs`), whose log-likelihood
-//! ratio this part keeps: 16 bits in a row in favour of parking flip the mode into parking,
-//! 12 the other way back, and three against (or more, when bits in favour are mixed in)
-//! *confirm* the mode. The test's verdict comes back as an [`Outcome`]; a test more than
-//! halfway to a flip is [`Outcome::Turning`], so the policy gathers the evidence quickly.
+//! The evidence *turns* ([`Outcome::Turning`], and the policy gathers it quickly) when a test
+//! of parking is more than halfway to a flip, or at the first bit in favour of spinning while
+//! parking is the mode: a spin probe costs only some CPU, where a park probe costs a remote
+//! client a wake-up. So a server parked for a workload that has changed (gaps now shorter
+//! than a wake-up) finds spinning again after one run at the current probe rate and a dozen at
+//! the fastest, with nothing else watching the workload.
 //!
 //! The medians are not used by the test: their difference is what parking costs, for the
 //! quiet-moment rule ([`Mode::penalty`]). A probe's own arm, with no median yet, starts from
 //! the other arm's ("no difference" until shown otherwise).
+//!
+//! # The test
+//!
+//! The bits feed Wald's sequential probability ratio test (SPRT), which weighs two hypotheses
+//! about the chance `p` of a 1:
+//!
+//! * **H0**, the probed choice is no better: `p = p0 = 1/2`. If both choices gave the same
+//!   distribution, the probe and the period it is compared with would be two draws from it,
+//!   and either is the smaller half of the time, whatever the distribution; the margin makes
+//!   it less, and a probed choice that is worse (parking, with a remote client: a wake-up
+//!   longer) makes it far less.
+//! * **H1**, the probed choice is clearly better: `p = p1 = 9/10`. That is the effect worth
+//!   acting on: a client sharing the CPUs gives bits that are nearly all 1.
+//!
+//! After `n` bits of which `k` are 1, the log-likelihood ratio is
+//! `Λ = k·ln(p1/p0) + (n−k)·ln((1−p1)/(1−p0))`: each 1 adds `ln(1.8) = +0.588`, each 0 adds
+//! `ln(0.2) = −1.609`. Wald's test stops as soon as `Λ ≥ a = ln((1−β)/α)` (accept H1: flip the
+//! mode) or `Λ ≤ b = ln(β/(1−α))` (accept H0: the mode is confirmed, and the policy probes
+//! less often). Wald's bounds give error rates of about `α` (a flip when H0 holds) and `β` (a
+//! confirmation when H1 holds). Here, in thousandths:
+//!
+//! * **into parking**, `α = 10⁻⁴`, `β = 10⁻²`: `a = ln(0.99/10⁻⁴) = 9.20`, 16 ones in a row
+//!   (`16 × 0.588 = 9.40`). Parking wrongly costs a remote client a wake-up on every request,
+//!   so this is the way a noisy workload must not take by accident.
+//! * **back to spinning**, `α = 10⁻³`: `a = ln(0.99/10⁻³) = 6.90`, 12 ones in a row. The bar
+//!   is lower: once spinning clearly pays again it should return soon.
+//! * **confirm**, `β = 10⁻²`: `b = ln(10⁻²/0.9999) = −4.61`, three zeros in a row
+//!   (`3 × −1.609 = −4.83`), or more bits when ones are mixed in.
+//!
+//! Under H0 a test takes `|b| / |E[step]| = 4.61 / 0.51 ≈ 9` bits on average, and the policy
+//! runs one test after another; with at most one recorded probe per 8 idle periods, and one per
+//! 1024 once the mode has been confirmed a few times (`probe.rs`), a million periods hold a
+//! few hundred tests, so a fair coin flips the mode into parking with probability of the
+//! order of 10⁻². A stationary remote client is far from a fair coin: with `p = 0.4` (Poisson
+//! gaps with a mean of 200 µs, where a park probe still beats the period before it now and
+//! then: `P(g₁ + 30 µs < g₂) = e^(−30/200)/2 = 0.43` for two exponential gaps) the
+//! chance that a test ever reaches `a` is `e^(−r·a)` with `r ≈ 1.46` the root of
+//! `0.4·e^(0.588 r) + 0.6·e^(−1.609 r) = 1`: about 10⁻⁶ per test. One fluke moves `Λ` by a
+//! sixteenth of the way to a flip.
+//!
+//! The bits must be close to independent for those rates to hold. Two recorded probes are
+//! never adjacent idle periods (a probe run is one warm-up period and one recorded one, three
+//! warm-ups for a park probe with colocated clients, and runs are at least 4 periods apart), each is
+//! compared with a different period, and the margin keeps a probe that only ties with the
+//! current mode from counting as a 1. Comparing with the period just before the run, rather
+//! than with a long-run estimate, also keeps a slow drift of the load from lining bits up.
+//! The test restarts (`Λ = 0`) when the clients start or stop running on our CPUs.
 //!
 //! Every field is a statistic or a hint, read and written `Relaxed`: two workers that weigh a
 //! probe at once may lose a step of the test, and a worker that reads the mode just before a
@@ -51,8 +94,8 @@
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
+use super::ablate::{off, Part};
 use super::estimate::Median;
-use super::sprt::{self, Verdict};
 use super::Nanos;
 
 /// What parking is assumed to add to `d` before a park probe has measured it (a wake-up on
@@ -62,8 +105,8 @@ const WAKE_PRIOR: u32 = 30_000;
 /// (the park median only moves on park probes while spinning), and a wake-up takes tens of
 /// microseconds, not hundreds.
 const WAKE_CAP: u32 = 50_000;
-/// On shared CPUs, how much later than spinning parking may answer and still count as
-/// cheaper: 2^13 ns, about 8 µs.
+/// With the clients on our CPUs, how much later than spinning parking may answer and still
+/// count as cheaper, on top of the charge: 2^13 ns, about 8 µs.
 pub(super) const SHARED_TIE: u32 = 1 << 13;
 /// With the clients on our CPUs, a spinning period costs `d / COLOCATED_CHARGE` on top of its
 /// `d`: a quarter of the time it spun, which the client could not use.
@@ -76,10 +119,64 @@ pub(super) enum Outcome {
     Flipped,
     /// The mode was confirmed; the test restarts.
     Confirmed,
-    /// No verdict, but the test is more than halfway to a flip.
+    /// No verdict, but the evidence turns against the mode (see the module documentation).
     Turning,
     /// No verdict.
     Undecided,
+}
+
+/// What one step of the test concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// Not enough evidence either way yet.
+    Continue,
+    /// The probed choice is better: flip the mode.
+    Flip,
+    /// The current mode holds: restart the test and probe less often.
+    Confirm,
+}
+
+/// `ln(p1/p0)` and `ln((1−p1)/(1−p0))` with `p0 = 1/2`, `p1 = 9/10`, in thousandths.
+const STEP_FOR: i32 = 588;
+const STEP_AGAINST: i32 = -1_609;
+/// `a = ln((1−β)/α)` with `β = 10⁻²` and `α = 10⁻⁴` (into parking) or `10⁻³` (back to
+/// spinning), in thousandths.
+const FLIP_TO_PARKING: i32 = 9_200;
+const FLIP_TO_SPINNING: i32 = 6_898;
+/// `b = ln(β/(1−α))`, in thousandths.
+const CONFIRM: i32 = -4_605;
+
+/// The flip threshold for a test of parking (`toward_parking`) or of spinning.
+fn flip_at(toward_parking: bool) -> i32 {
+    if toward_parking {
+        FLIP_TO_PARKING
+    } else {
+        FLIP_TO_SPINNING
+    }
+}
+
+/// One recorded probe: `cheaper` is its bit, `toward_parking` whether the probed choice is
+/// parking (the current mode spins). Returns the new `Λ` (thousandths; 0 after a verdict) and
+/// the verdict.
+fn step(llr: i32, cheaper: bool, toward_parking: bool) -> (i32, Verdict) {
+    if off(Part::Sprt) {
+        return (
+            0,
+            if cheaper {
+                Verdict::Flip
+            } else {
+                Verdict::Confirm
+            },
+        );
+    }
+    let llr = llr.saturating_add(if cheaper { STEP_FOR } else { STEP_AGAINST });
+    if llr >= flip_at(toward_parking) {
+        (0, Verdict::Flip)
+    } else if llr <= CONFIRM {
+        (0, Verdict::Confirm)
+    } else {
+        (llr, Verdict::Continue)
+    }
 }
 
 /// The mode, the test, and both arms; see the module documentation.
@@ -87,7 +184,7 @@ pub(super) enum Outcome {
 pub(super) struct Mode {
     /// Parking is the mode (else spinning).
     parking: AtomicBool,
-    /// The sequential test's log-likelihood ratio, thousandths (`sprt.rs`).
+    /// The sequential test's log-likelihood ratio `Λ`, thousandths.
     llr: AtomicI32,
     /// When the mode last flipped (0: never).
     flipped_at: AtomicU64,
@@ -148,18 +245,11 @@ impl Mode {
     }
 
     /// A recorded probe (it `parked`, or spun, against the mode) found work `d` ns after it
-    /// began, with the CPUs `shared` or not, and the clients `colocated` on them or not.
-    /// Returns its bit, whether it was cheaper than the mode's latest period (a tie within
-    /// [`SHARED_TIE`] going to parking on shared CPUs; with colocated clients a spinning
-    /// period also costs a quarter of its `d`), or `None` if the mode has no period yet to
-    /// compare it with.
-    pub(super) fn probe(
-        &self,
-        parked: bool,
-        d: u32,
-        shared: bool,
-        colocated: bool,
-    ) -> Option<bool> {
+    /// began, with the clients `colocated` on our CPUs or not. Returns its bit, whether it
+    /// was cheaper than the mode's latest period (with colocated clients a spinning period
+    /// also costs a quarter of its `d` and the tie, [`SHARED_TIE`]), or `None` if the mode
+    /// has no period yet to compare it with.
+    pub(super) fn probe(&self, parked: bool, d: u32, colocated: bool) -> Option<bool> {
         let (own, other) = (self.arm(parked), self.arm(!parked));
         let before = other.latest.load(Relaxed);
         if before == 0 {
@@ -172,20 +262,18 @@ impl Mode {
             d.saturating_add(d / COLOCATED_CHARGE)
                 .saturating_add(SHARED_TIE)
         };
-        Some(match (colocated, shared, parked) {
+        Some(match (colocated, parked) {
             // The charge is the margin a park probe must win by: no sixteenth on top.
-            (true, _, true) => d < spin_cost(before),
-            (true, _, false) => cheaper(spin_cost(d), before),
-            (false, false, _) => cheaper(d, before),
-            (false, true, true) => cheaper(d, before.saturating_add(SHARED_TIE)),
-            (false, true, false) => cheaper(d.saturating_add(SHARED_TIE), before),
+            (true, true) => d < spin_cost(before),
+            (true, false) => cheaper(spin_cost(d), before),
+            (false, _) => cheaper(d, before),
         })
     }
 
     /// One step of the sequential test on a probe's bit (`cheaper`), where the probed choice
     /// is parking (`toward_parking`) or spinning; flips the mode at `now` if the test says so.
     pub(super) fn weigh(&self, cheaper: bool, toward_parking: bool, now: Nanos) -> Outcome {
-        let (llr, verdict) = sprt::step(self.llr.load(Relaxed), cheaper, toward_parking);
+        let (llr, verdict) = step(self.llr.load(Relaxed), cheaper, toward_parking);
         self.llr.store(llr, Relaxed);
         match verdict {
             Verdict::Flip => {
@@ -195,7 +283,8 @@ impl Mode {
                 Outcome::Flipped
             }
             Verdict::Confirm => Outcome::Confirmed,
-            Verdict::Continue if llr > sprt::flip_at(toward_parking) / 2 => Outcome::Turning,
+            Verdict::Continue if llr > flip_at(toward_parking) / 2 => Outcome::Turning,
+            Verdict::Continue if cheaper && !toward_parking => Outcome::Turning,
             Verdict::Continue => Outcome::Undecided,
         }
     }
@@ -205,7 +294,8 @@ impl Mode {
         (self.flips[0].load(Relaxed), self.flips[1].load(Relaxed))
     }
 
-    /// The regime changed: the evidence so far no longer applies.
+    /// What a spinning period costs changed (the clients moved): the evidence so far no
+    /// longer applies.
     pub(super) fn restart_test(&self) {
         self.llr.store(0, Relaxed);
     }
@@ -253,30 +343,11 @@ mod tests {
     #[test]
     fn a_probe_needs_a_period_in_the_mode_to_compare_with() {
         let m = Mode::new();
-        assert_eq!(m.probe(true, 5 * US, false, false), None);
+        assert_eq!(m.probe(true, 5 * US, false), None);
         assert_eq!(m.penalty(), WAKE_PRIOR, "nothing measured");
         m.in_mode(false, 40 * US);
-        assert_eq!(m.probe(true, 5 * US, false, false), Some(true));
-        assert_eq!(m.probe(true, 80 * US, false, false), Some(false));
-    }
-
-    #[test]
-    fn on_shared_cpus_a_tie_goes_to_parking() {
-        let m = Mode::new();
-        m.in_mode(false, 100 * US);
-        // Parking that answers as soon as spinning, or a little later, counts as cheaper on
-        // shared CPUs only.
-        assert_eq!(m.probe(true, 100 * US, false, false), Some(false));
-        assert_eq!(m.probe(true, 100 * US, true, false), Some(true));
-        assert_eq!(m.probe(true, 101 * US, true, false), Some(true));
-        // A wake-up's worth later it does not.
-        assert_eq!(m.probe(true, 130 * US, true, false), Some(false));
-        // In parking mode, a spin probe must beat parking by the tie as well.
-        let m = Mode::new();
-        m.in_mode(true, 100 * US);
-        assert_eq!(m.probe(false, 90 * US, false, false), Some(true));
-        assert_eq!(m.probe(false, 90 * US, true, false), Some(false));
-        assert_eq!(m.probe(false, 70 * US, true, false), Some(true));
+        assert_eq!(m.probe(true, 5 * US, false), Some(true));
+        assert_eq!(m.probe(true, 80 * US, false), Some(false));
     }
 
     /// With the clients on our CPUs, a spinning period costs a quarter of its `d` more, and
@@ -286,21 +357,21 @@ mod tests {
     fn with_colocated_clients_spinning_is_charged_a_quarter() {
         let m = Mode::new();
         m.in_mode(false, 136 * US);
-        assert_eq!(m.probe(true, 158 * US, true, false), Some(false));
-        assert_eq!(m.probe(true, 158 * US, true, true), Some(true));
+        assert_eq!(m.probe(true, 158 * US, false), Some(false));
+        assert_eq!(m.probe(true, 158 * US, true), Some(true));
         // 136 + 34 + 8.2 = 178.2 µs: parking up to there counts as cheaper.
-        assert_eq!(m.probe(true, 178 * US, true, true), Some(true));
-        assert_eq!(m.probe(true, 179 * US, true, true), Some(false));
+        assert_eq!(m.probe(true, 178 * US, true), Some(true));
+        assert_eq!(m.probe(true, 179 * US, true), Some(false));
         // A wake-up costlier than the charge still loses: spinning that answers much sooner
         // keeps its place (20 µs gaps, 60 µs parked against 40 µs spinning).
         let m = Mode::new();
         m.in_mode(false, 40 * US);
-        assert_eq!(m.probe(true, 60 * US, true, true), Some(false));
+        assert_eq!(m.probe(true, 60 * US, true), Some(false));
         // In parking mode, a spin probe must beat parking after the charge, by a sixteenth.
         let m = Mode::new();
         m.in_mode(true, 158 * US);
-        assert_eq!(m.probe(false, 136 * US, true, true), Some(false));
-        assert_eq!(m.probe(false, 100 * US, true, true), Some(true));
+        assert_eq!(m.probe(false, 136 * US, true), Some(false));
+        assert_eq!(m.probe(false, 100 * US, true), Some(true));
     }
 
     /// A probe is compared with the latest period in the mode, not with its median.
@@ -311,10 +382,10 @@ mod tests {
             m.in_mode(false, 5_000 * US);
         }
         m.in_mode(false, 50 * US);
-        assert_eq!(m.probe(true, 80 * US, false, false), Some(false));
+        assert_eq!(m.probe(true, 80 * US, false), Some(false));
         // A zero `d` still counts as a period (1 ns).
         m.in_mode(false, 0);
-        assert_eq!(m.probe(true, 0, false, false), Some(true));
+        assert_eq!(m.probe(true, 0, false), Some(true));
     }
 
     /// A probe's arm starts from the other arm's median; the difference is what parking
@@ -323,23 +394,23 @@ mod tests {
     fn the_penalty_of_parking_comes_from_the_medians() {
         let m = Mode::new();
         m.in_mode(false, 64 * US);
-        m.probe(true, 200 * US, false, false);
+        m.probe(true, 200 * US, false);
         assert_eq!(
             m.penalty(),
             2 * US,
             "a 32nd of the prior towards the sample"
         );
         for _ in 0..200 {
-            m.probe(true, 80 * US, false, false);
+            m.probe(true, 80 * US, false);
         }
         assert_eq!(m.penalty(), 16 * US);
         for _ in 0..200 {
-            m.probe(true, 1_000 * US, false, false);
+            m.probe(true, 1_000 * US, false);
         }
         assert_eq!(m.penalty(), WAKE_CAP);
         // Parking cheaper than spinning: no penalty.
         for _ in 0..400 {
-            m.probe(true, 10 * US, false, false);
+            m.probe(true, 10 * US, false);
         }
         assert_eq!(m.penalty(), 0);
     }
@@ -355,9 +426,13 @@ mod tests {
         let turning = outcomes.iter().position(|&o| o == Outcome::Turning);
         assert_eq!(turning, Some(7), "{outcomes:?}");
         assert!(outcomes[..7].iter().all(|&o| o == Outcome::Undecided));
-        // And twelve back to spinning.
-        let back = (1..=16).find(|_| m.weigh(true, false, 2_000) == Outcome::Flipped);
-        assert_eq!(back, Some(12));
+        // And twelve back to spinning, the evidence turning from the first.
+        let back: Vec<Outcome> = (0..12).map(|_| m.weigh(true, false, 2_000)).collect();
+        assert_eq!(back[11], Outcome::Flipped);
+        assert!(
+            back[..11].iter().all(|&o| o == Outcome::Turning),
+            "{back:?}"
+        );
         assert!(!m.parking());
     }
 
@@ -380,5 +455,87 @@ mod tests {
         m.restart_test();
         let flip = (1..=16).find(|_| m.weigh(true, true, 0) == Outcome::Flipped);
         assert_eq!(flip, Some(16));
+    }
+
+    fn milli(x: f64) -> i32 {
+        (x * 1000.0).round() as i32
+    }
+
+    #[test]
+    fn thresholds_are_the_derived_ones() {
+        let (p0, p1) = (0.5f64, 0.9f64);
+        assert_eq!(STEP_FOR, milli((p1 / p0).ln()));
+        assert_eq!(STEP_AGAINST, milli(((1.0 - p1) / (1.0 - p0)).ln()));
+        let beta = 1e-2f64;
+        assert_eq!(FLIP_TO_PARKING, milli(((1.0 - beta) / 1e-4).ln()));
+        assert_eq!(FLIP_TO_SPINNING, milli(((1.0 - beta) / 1e-3).ln()));
+        assert_eq!(CONFIRM, milli((beta / (1.0 - 1e-4)).ln()));
+    }
+
+    /// Bits until a verdict, starting from 0.
+    fn verdict_after(
+        bits: impl IntoIterator<Item = bool>,
+        toward_parking: bool,
+    ) -> (usize, Verdict) {
+        let mut llr = 0;
+        for (i, b) in bits.into_iter().enumerate() {
+            let (l, v) = step(llr, b, toward_parking);
+            if v != Verdict::Continue {
+                return (i + 1, v);
+            }
+            llr = l;
+        }
+        (usize::MAX, Verdict::Continue)
+    }
+
+    #[test]
+    fn unanimous_evidence_decides_in_a_few_bits() {
+        assert_eq!(
+            verdict_after(std::iter::repeat(true), true),
+            (16, Verdict::Flip)
+        );
+        assert_eq!(
+            verdict_after(std::iter::repeat(true), false),
+            (12, Verdict::Flip)
+        );
+        assert_eq!(
+            verdict_after(std::iter::repeat(false), true),
+            (3, Verdict::Confirm)
+        );
+        // One 0 among the 1s costs itself and three more 1s.
+        let bits = (0..).map(|i| i != 5);
+        assert_eq!(verdict_after(bits, true), (20, Verdict::Flip));
+    }
+
+    /// A fair coin (the probed choice no better) flips the mode into parking in about one test
+    /// in 10⁴, and one that favours the current mode (p = 0.4) practically never.
+    #[test]
+    fn fair_and_unfavourable_coins_rarely_flip() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut coin = move |p: f64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ((x >> 11) as f64 / (1u64 << 53) as f64) < p
+        };
+        let tests = 200_000;
+        let mut flips = 0;
+        let mut bits = 0;
+        for _ in 0..tests {
+            let (n, v) = verdict_after(std::iter::repeat_with(|| coin(0.5)), true);
+            bits += n;
+            flips += (v == Verdict::Flip) as u32;
+        }
+        // Wald: at most about α/(1−β) ≈ 1.0e-4 of the tests, i.e. about 20 of 200 000.
+        assert!(flips <= 40, "{flips} flips in {tests} tests");
+        // And a test takes about 9 bits under H0.
+        let mean = bits as f64 / tests as f64;
+        assert!((6.0..12.0).contains(&mean), "{mean} bits per test");
+        let mut flips = 0;
+        for _ in 0..tests {
+            flips += (verdict_after(std::iter::repeat_with(|| coin(0.4)), true).1 == Verdict::Flip)
+                as u32;
+        }
+        assert!(flips <= 2, "{flips} flips with p = 0.4");
     }
 }

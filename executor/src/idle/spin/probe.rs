@@ -1,5 +1,6 @@
 //! When the adaptive spin policy probes, and who: a rate that follows the evidence, runs at
-//! spread positions, and one prober at a time; and the counts of idle periods and probes.
+//! spread positions, and one prober at a time; the counts of idle periods and probes, and
+//! the arrival interval (for the quiet-moment rule).
 //!
 //! ```text
 //! let n = schedule.begin_period();                 // an idle period begins: its number
@@ -7,15 +8,16 @@
 //! else if schedule.due(n) && quiet && schedule.claim(n, worker, len) { /* probe, period 0 */ }
 //! ... at the end of a probe period: schedule.probe_ran(); if it was the run's last,
 //! schedule.release(worker); the test confirmed the mode: schedule.slower();
-//! the evidence turned, the mode flipped or the regime changed: schedule.faster(n)
+//! the evidence turned, the mode flipped or the clients moved: schedule.faster(n)
+//! schedule.ended(now); schedule.interval()        // the median time between periods' ends
 //! ```
 //!
 //! A probe *run* is [`RUN`] consecutive idle periods of one worker, all but the last a warm-up
-//! that is not recorded: it pays for the transition from the other mode. While the CPUs count
-//! as shared, park-probe runs are [`RUN_SHARED`] periods, of which only the last is recorded:
+//! that is not recorded: it pays for the transition from the other mode. While the clients run
+//! on our CPUs, park-probe runs are [`RUN_SHARED`] periods, of which only the last is recorded:
 //! with a client on the same machine, what parking gains comes from the scheduler's
 //! wake-affine placement, which the first parked periods after spinning have not reached yet.
-//! One recorded bit per run keeps the bits close to independent (`sprt.rs`).
+//! One recorded bit per run keeps the bits close to independent (`mode.rs`).
 //!
 //! Runs are due about every [`Schedule::every`] idle periods of the runtime, at a position
 //! that a hash of the period number spreads over `every/2 .. 3·every/2`, so a periodic
@@ -23,8 +25,12 @@
 //! periods), doubles each time the sequential test confirms the current mode, up to
 //! [`SLOWEST`] (one run per 1024 periods, so a settled server parks on purpose about twice
 //! per thousand requests; a fixed one-in-16 rate cost 0.06 context switches per request), and
-//! snaps back to [`FASTEST`] when the evidence turns (the test is halfway to a flip), after a
-//! flip, when the regime changes (`regime.rs`), and when the CPUs start counting as shared.
+//! snaps back to [`FASTEST`] when the evidence turns against the mode (`mode.rs`), after a
+//! flip, and when the clients start or stop running on our CPUs.
+//!
+//! The schedule also keeps a running median of the arrival interval, the time between the
+//! ends of two idle periods, runtime-wide: the quiet-moment rule compares it with what
+//! parking costs (`spin.rs`, "When to probe").
 //!
 //! A due run starts only when the policy says the moment is quiet (for a park probe: no other
 //! worker awake, nothing queued, requests not arriving faster than a wake-up), otherwise it
@@ -37,14 +43,16 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use super::ablate::{off, Part, FIXED_EVERY};
+use super::estimate::Median;
+use super::Nanos;
 
 /// Idle periods in a probe run, of which all but the last are a warm-up: usually, and for a
-/// park probe while the CPUs are shared with another busy process (a client on the same
+/// park probe while the clients run on our CPUs (a client on the same
 /// machine may need a few parked periods in a row before the scheduler places the two side by
 /// side).
 pub(super) const RUN: u32 = 2;
 pub(super) const RUN_SHARED: u32 = 4;
-/// Idle periods per probe run: fastest (after a regime change or a flip) and slowest (the
+/// Idle periods per probe run: fastest (after a flip, or the clients moved) and slowest (the
 /// mode confirmed again and again: one recorded probe per 1024 periods).
 pub(super) const FASTEST: u32 = 8;
 pub(super) const SLOWEST: u32 = 1024;
@@ -67,6 +75,9 @@ pub(super) struct Schedule {
     /// Idle periods begun (wrapping: the period number), and probe periods run.
     periods: AtomicU32,
     probes: AtomicU64,
+    /// When the last idle period ended (0: none yet), and the arrival interval's median.
+    last_end: AtomicU64,
+    interval: Median,
 }
 
 const OWNER: u64 = 0xffff;
@@ -86,6 +97,8 @@ impl Schedule {
             slot: AtomicU64::new(0),
             periods: AtomicU32::new(0),
             probes: AtomicU64::new(0),
+            last_end: AtomicU64::new(0),
+            interval: Median::new(),
         }
     }
 
@@ -97,6 +110,21 @@ impl Schedule {
     /// Idle periods begun so far (wrapping): the number the next one will have.
     pub(super) fn periods_begun(&self) -> u32 {
         self.periods.load(Relaxed)
+    }
+
+    /// An idle period ended at `now`: one sample of the arrival interval (if time moved
+    /// forward since the previous end).
+    pub(super) fn ended(&self, now: Nanos) {
+        let last = self.last_end.swap(now, Relaxed);
+        if last != 0 && now > last {
+            self.interval
+                .nudge((now - last).min(u32::MAX as u64) as u32, 0);
+        }
+    }
+
+    /// The arrival interval's running median, ns (0: no sample yet).
+    pub(super) fn interval(&self) -> u32 {
+        self.interval.get()
     }
 
     /// A probe period ended.
@@ -186,7 +214,7 @@ impl Schedule {
         self.every.store((e * 2).min(SLOWEST), Relaxed);
     }
 
-    /// Evidence against the current mode, a flip, or a regime change at period `n`: probe at
+    /// Evidence against the current mode, a flip, or the clients moved at period `n`: probe at
     /// the fastest rate, starting soon.
     pub(super) fn faster(&self, n: u32) {
         if off(Part::Schedule) {
@@ -263,7 +291,7 @@ mod tests {
         s.release(0);
         // Not due for a while at the slowest rate...
         assert!(!s.due(1_000 + SLOWEST / 2 - 1));
-        // ...until a regime change brings the next run close.
+        // ...until evidence against the mode brings the next run close.
         s.faster(1_001);
         assert_eq!(s.every(), FASTEST);
         assert!(s.due(1_001 + 3 * FASTEST / 2));
@@ -280,6 +308,25 @@ mod tests {
         s.probe_ran();
         s.probe_ran();
         assert_eq!(s.probes_run(), 2);
+    }
+
+    /// The quiet-moment rule's arrival interval: the median time between two periods' ends,
+    /// runtime-wide; an end stamped before the last one (another worker's, settled late)
+    /// restarts the count but is no sample.
+    #[test]
+    fn the_arrival_interval_is_the_median_time_between_ends() {
+        let s = Schedule::new();
+        s.ended(1_000);
+        assert_eq!(s.interval(), 0, "one end is no interval");
+        for k in 1..=100 {
+            s.ended(1_000 + k * 40_000);
+        }
+        assert_eq!(s.interval(), 40_000);
+        s.ended(500);
+        assert_eq!(s.interval(), 40_000, "time went back: no sample");
+        // One long gap moves it by a 32nd at most.
+        s.ended(10_000_000);
+        assert_eq!(s.interval(), 40_000 + 40_000 / 32);
     }
 
     #[test]

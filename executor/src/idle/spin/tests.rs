@@ -2,13 +2,13 @@
 //! Each period: the policy decides; the simulated world says when work turns up (the gap,
 //! which may depend on the decision, as with a client sharing the machine) and what a
 //! wake-up from parking costs; the policy is told what happened. No clock is read and
-//! nothing is timed: the assertions are about decisions. (The shared-CPU signal is fed
-//! by hand: these policies never read `/proc`.)
+//! nothing is timed: the assertions are about decisions. (The driver's word on colocated
+//! clients is given by hand.)
 //!
 //! Each part of the policy also tests itself alone, in its own file; these tests are about
 //! what the parts do together.
 
-use super::pay_for_itself::HOLD_MAX;
+use super::window::HOLD_MAX;
 use super::*;
 
 const US: u64 = 1_000;
@@ -16,14 +16,7 @@ const US: u64 = 1_000;
 const WAKE: u64 = 30 * US;
 
 fn policy() -> SpinPolicy {
-    SpinPolicy::new(true, 0, 1_000_000, 250_000, 1.0, Share::disabled())
-}
-
-/// Marks the CPUs shared (two busy samples) at `now`, as `share.rs` would.
-fn share_cpus(p: &SpinPolicy, now: Nanos) {
-    p.share.observe(now, 300);
-    p.share.observe(now, 300);
-    assert!(p.cpus_shared(now));
+    SpinPolicy::new(true, 0, 1_000_000, 250_000, 1.0)
 }
 
 /// A client on the same machine, as `world` for [`run`]: after a spin the work comes
@@ -133,17 +126,36 @@ fn periods_to_park(
     })
 }
 
+/// Steady gaps from a remote client: the window grows just past gaps under the maximum
+/// (settling within a few periods) and catches them spinning; gaps past it shrink the window
+/// to nothing within 14 periods, after which nothing is spent spinning.
 #[test]
-fn steady_50us_gaps_are_caught_spinning() {
-    let (p, mut now) = (policy(), 0);
-    let t = run(&p, &mut now, 5_000, 1_000, |_| (50 * US, WAKE));
-    assert!(!p.parking());
-    assert!(p.window() >= Duration::from_micros(50));
-    // Every park probe said "spinning is faster": the rate is down to a run per several
-    // hundred periods, so nearly everything is caught by the spinner.
-    assert!(t.found_spinning >= 990, "{t:?}");
-    assert!(t.parked <= 10, "{t:?}");
-    assert_eq!(t.expired, 0, "{t:?}");
+fn steady_gaps_are_caught_or_not_chased() {
+    // (gap, window at least, window at most, periods to settle)
+    for (gap, lo, hi, settle) in [
+        (50, 50, 1_000, 2),
+        (300, 300, 1_000, 2),
+        (900, 900, 1_000, 4),
+        (2_000, 0, 0, 14),
+        (5_000, 0, 0, 14),
+    ] {
+        let (p, mut now) = (policy(), 0);
+        let first = run(&p, &mut now, 14, 14, |_| (gap * US, WAKE));
+        let t = run(&p, &mut now, 5_000, 1_000, |_| (gap * US, WAKE));
+        let w = p.window().as_micros() as u64;
+        assert!((lo..=hi).contains(&w), "{gap} us gaps: window {w} us");
+        assert!(!p.parking(), "{gap} us");
+        if lo > 0 {
+            // Nearly everything caught by the spinner: the probes slowed down to a run per
+            // several hundred periods.
+            assert!(t.found_spinning >= 990 && t.expired == 0, "{gap} us: {t:?}");
+            assert!(first.expired <= settle, "{gap} us: {first:?}");
+        } else {
+            // Settling cost a few windows' worth of spinning; then nothing is spun.
+            assert!(first.spin_ns <= 1_200 * US, "{gap} us: settling {first:?}");
+            assert_eq!((t.spin_ns, t.parked), (0, 1_000), "{gap} us: {t:?}");
+        }
+    }
 }
 
 /// The steady state's probe rate: one run (2 parks) per 1024 periods, so a remote client
@@ -160,54 +172,6 @@ fn the_steady_state_probes_once_per_1024_periods() {
     assert!((80..=120).contains(&runs), "{runs} runs");
     assert_eq!(t.parked, p.probes() - before, "only probes park");
     assert!(t.parked as f64 / t.periods as f64 <= 0.0025, "{t:?}");
-}
-
-#[test]
-fn steady_300us_gaps_grow_the_window_past_them() {
-    let (p, mut now) = (policy(), 0);
-    // The window starts at 250 us, just short of the gap: it must grow within a few
-    // periods (counting from the first).
-    let first = run(&p, &mut now, 40, 40, |_| (300 * US, WAKE));
-    assert!(first.expired <= 2, "settles in a few periods: {first:?}");
-    let t = run(&p, &mut now, 5_000, 1_000, |_| (300 * US, WAKE));
-    let w = p.window();
-    assert!(
-        w >= Duration::from_micros(300) && w <= Duration::from_millis(1),
-        "{w:?}"
-    );
-    assert!(t.found_spinning >= 990, "{t:?}");
-    assert!(!p.parking());
-}
-
-/// 900 us gaps cost 900 us of spinning per catch, under the maximum: the pay-for-itself
-/// rule leaves them alone.
-#[test]
-fn steady_900us_gaps_pay_for_their_spinning() {
-    let (p, mut now) = (policy(), 0);
-    let t = run(&p, &mut now, 5_000, 1_000, |_| (900 * US, WAKE));
-    assert!(p.window() >= Duration::from_micros(900), "{:?}", p.window());
-    assert!(t.found_spinning >= 990, "{t:?}");
-}
-
-#[test]
-fn steady_5ms_gaps_shrink_the_window_to_nothing() {
-    let (p, mut now) = (policy(), 0);
-    let first = run(&p, &mut now, 14, 14, |_| (5_000 * US, WAKE));
-    assert_eq!(p.window(), Duration::ZERO, "settles within 14 periods");
-    // What settling cost: a few windows' worth of spinning.
-    assert!(first.spin_ns <= 1_200 * US, "{first:?}");
-    let t = run(&p, &mut now, 500, 100, |_| (5_000 * US, WAKE));
-    assert_eq!(p.window(), Duration::ZERO);
-    // No CPU burned on spinning once settled.
-    assert_eq!(t.spin_ns, 0, "{t:?}");
-    assert_eq!(t.parked, 100);
-}
-
-#[test]
-fn gaps_past_the_maximum_are_not_chased() {
-    let (p, mut now) = (policy(), 0);
-    run(&p, &mut now, 500, 1, |_| (2_000 * US, WAKE));
-    assert_eq!(p.window(), Duration::ZERO);
 }
 
 /// Poisson arrivals with a 2 ms mean: 39 % of the gaps are under the 1 ms maximum, so
@@ -238,7 +202,7 @@ fn memoryless_long_gaps_do_not_buy_their_spinning() {
     let (p, mut now) = (policy(), 0);
     let mut rng = Rng(7);
     let t = run(&p, &mut now, 2_000, 2_000, |_| {
-        p.pay.forget_count();
+        p.window.pay.forget_count();
         (rng.exp(2_000 * US), WAKE)
     });
     assert!(t.spin_ns / t.periods >= 200 * US, "{t:?}");
@@ -255,7 +219,7 @@ fn the_window_comes_back_after_a_pay_for_itself_hold() {
     // The window at zero, and the longest hold just started.
     p.window.set(0);
     let n = p.schedule.periods_begun();
-    p.pay.hold_until(n.wrapping_add(HOLD_MAX));
+    p.window.pay.hold_until(n.wrapping_add(HOLD_MAX));
     let t = run(&p, &mut now, 20_000, 1_000, |_| (50 * US, WAKE));
     assert!(p.window() >= Duration::from_micros(50), "{:?}", p.window());
     assert!(t.found_spinning >= 990, "{t:?}");
@@ -287,7 +251,7 @@ fn bimodal_gaps_keep_the_window_just_past_the_short_mode() {
 /// (the spinner holds a CPU the client wants) and is caught spinning after 40 us; when
 /// the server parks, it comes after 5 us and the wake-up is a same-CPU one (2 us).
 /// Parking gives the shorter idle-to-work time: stop spinning, after 16 recorded probes
-/// (the sequential test's bar, `sprt.rs`) at the fastest rate, a run per ~8 periods.
+/// (the sequential test's bar, `mode.rs`) at the fastest rate, a run per ~8 periods.
 #[test]
 fn colocated_client_stops_the_spinning() {
     let (p, mut now) = (policy(), 0);
@@ -306,31 +270,14 @@ fn colocated_client_stops_the_spinning() {
     assert!(p.since_flip(now) > Duration::ZERO);
 }
 
-/// The same with the client sleeping 100 us between requests and noise on everything:
-/// spinning makes `d` some 35 us longer instead of several times longer.
-#[test]
-fn colocated_client_with_gaps_and_jitter_stops_the_spinning() {
-    let (p, mut now) = (policy(), 0);
-    let mut rng = Rng(7);
-    let t = run(&p, &mut now, 4_000, 1_000, |spins| {
-        let jitter = rng.exp(20 * US);
-        if spins {
-            (160 * US + jitter, WAKE)
-        } else {
-            (100 * US + jitter, 25 * US)
-        }
-    });
-    assert!(p.parking(), "{t:?}");
-}
-
 /// A client on the same machine whose benefit from parking shows only from the third
 /// parked period in a row on (the scheduler needs a few wake-ups to place the client and
-/// the server side by side): runs of 2 never see it, so without the shared-CPU signal the
-/// policy keeps spinning; with it, park-probe runs are 4 periods long, their recorded
-/// period sees the benefit, and the mode flips after 16 recorded probes. The time to flip
-/// is counted from the signal.
+/// the server side by side): runs of 2 never see it, so until the driver says the clients
+/// are ours the policy keeps spinning; then park-probe runs are 4 periods long, their
+/// recorded period sees the benefit, and the mode flips after 16 recorded probes. The time
+/// to flip is counted from the driver's word.
 #[test]
-fn the_shared_cpu_signal_lengthens_park_probes_and_the_evidence_flips() {
+fn colocated_clients_lengthen_park_probes_and_the_evidence_flips() {
     let needs_three_parks = || {
         let mut parked_in_a_row = 0;
         move |spins: bool| {
@@ -350,78 +297,14 @@ fn the_shared_cpu_signal_lengthens_park_probes_and_the_evidence_flips() {
         probe::SLOWEST,
         "and the mode is confirmed"
     );
-    share_cpus(&p, now);
+    p.clients_colocated(true);
     let flipped = periods_to_park(&p, &mut now, 2_000, needs_three_parks()).expect("never parked");
     // 16 recorded probes at a run per ~8 periods (4 of them parked), and the run that
-    // was due at the slowest rate before the signal brought the next one close.
+    // was due at the slowest rate before the driver's word brought the next one close.
     assert!(flipped <= 16 * 12 + 16, "took {flipped} periods");
     let t = run(&p, &mut now, 5_000, 1_000, needs_three_parks());
     assert!(p.parking(), "{t:?}");
     assert!(t.parked >= 1_000 - 20, "spin probes slow down too: {t:?}");
-}
-
-/// The shared-CPU signal never flips the mode alone: a client whose requests come sooner
-/// after a spin than after a park (a remote client, with some other process busy on our
-/// CPU the whole time) keeps the spinning over a million idle periods, whatever its gaps.
-#[test]
-fn shared_cpus_with_a_remote_client_never_flip_in_a_million_periods() {
-    for (gap, poisson) in [(20 * US, false), (300 * US, false), (200 * US, true)] {
-        let (p, mut now) = (policy(), 0);
-        let mut rng = Rng(0xc0ffee ^ gap);
-        for _ in 0..100 {
-            share_cpus(&p, now);
-            run(&p, &mut now, 10_000, 1, |_| {
-                (if poisson { rng.exp(gap) } else { gap }, WAKE)
-            });
-            assert!(!p.parking(), "{gap} ns gaps: flipped at {now} ns");
-        }
-        assert!(p.probes() > 0);
-    }
-}
-
-/// The signal never flips the mode alone: a client that sends back to back (14 us gaps
-/// when spun for, 44 us with a park) keeps the spinning, shared CPUs or not.
-#[test]
-fn shared_cpus_keep_spinning_that_pays_for_itself() {
-    let (p, mut now) = (policy(), 0);
-    share_cpus(&p, now);
-    // The same gap either way; a park adds the wake-up.
-    let world = |_| (14 * US, WAKE);
-    for _ in 0..20 {
-        run(&p, &mut now, 1_000, 1, world);
-        assert!(!p.parking());
-        // Keep the CPUs shared throughout.
-        share_cpus(&p, now);
-    }
-}
-
-/// Parking does not hold for as long as the CPUs count as shared: a remote client parked
-/// for (the mode flipped on a colocated client that then moved away) gets spinning back
-/// from the spin probes while the CPUs stay shared.
-#[test]
-fn shared_cpus_do_not_hold_parking() {
-    let (p, mut now) = (policy(), 0);
-    share_cpus(&p, now);
-    run(&p, &mut now, 3_000, 1, colocated);
-    assert!(p.parking());
-    let mut back = None;
-    for i in 0..100 {
-        share_cpus(&p, now);
-        run(&p, &mut now, 20, 1, |_| (50 * US, WAKE));
-        if !p.parking() {
-            back = Some(i * 20);
-            break;
-        }
-    }
-    let back = back.expect("parking held");
-    // The regime rule notices the longer gaps within a few dozen periods and brings the
-    // rate from the slowest back to the fastest; then 12 recorded spin probes, a run per
-    // ~8 periods.
-    assert!(back <= 400, "took {back} periods");
-    let decided = p.decided();
-    assert!(decided.regime_moves >= 1, "{decided:?}");
-    assert_eq!((decided.flips_to_park, decided.flips_to_spin), (1, 1));
-    assert!(p.cpus_shared(now));
 }
 
 /// And when the client moves to another machine, the spin probes bring spinning back.
@@ -438,38 +321,25 @@ fn spinning_comes_back_when_it_pays_again() {
     assert!(t.found_spinning >= 950, "{t:?}");
 }
 
-/// Open-loop arrivals from a remote client, exponential gaps: spinning and parking see
-/// the same gaps, parking adds a wake-up, so spinning must never be given up, whatever
-/// the luck of the draw (several seeds, many probes). (With a mean of 2 ms, past the
-/// maximum window, the two choices give about the same `d` and either mode is right.)
-#[test]
-fn poisson_remote_never_stops_spinning() {
-    for mean in [20 * US, 200 * US] {
-        for seed in 1..=4u64 {
-            let (p, mut now) = (policy(), 0);
-            let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-            for _ in 0..40 {
-                run(&p, &mut now, 500, 1, |_| (rng.exp(mean), WAKE));
-                assert!(!p.parking(), "mean {mean} seed {seed}");
-            }
-        }
-    }
-}
-
-/// A million idle periods of a stationary remote client whose park probes still beat the
-/// spin median about 4 times in 10 (Poisson gaps, mean 200 us): no flip, and the probes
-/// settle to the slowest rate.
+/// Open-loop arrivals from a remote client, exponential gaps: spinning and parking see the
+/// same gaps, parking adds a wake-up, so spinning must never be given up, whatever the luck
+/// of the draw, although park probes still beat the period before them about 4 times in 10
+/// at a mean of 200 µs. A million idle periods each: no flip, and the probes settle to the
+/// slowest rate. (With a mean of 2 ms, past the maximum window, the two choices give about
+/// the same `d` and either mode is right.)
 #[test]
 fn a_stationary_remote_trace_never_flips_in_a_million_periods() {
-    let (p, mut now) = (policy(), 0);
-    let mut rng = Rng(0xfeed_beef);
-    for _ in 0..100 {
-        run(&p, &mut now, 10_000, 1, |_| (rng.exp(200 * US), WAKE));
-        assert!(!p.parking(), "flipped at {now} ns");
+    for mean in [20 * US, 200 * US] {
+        let (p, mut now) = (policy(), 0);
+        let mut rng = Rng(0xfeed_beef ^ mean);
+        for _ in 0..100 {
+            run(&p, &mut now, 10_000, 1, |_| (rng.exp(mean), WAKE));
+            assert!(!p.parking(), "mean {mean}: flipped at {now} ns");
+        }
+        assert_eq!(p.since_flip(now), Duration::from_nanos(now));
+        // Far fewer than the 1 in 16 of a fixed rate: on average under 1 in 150.
+        assert!(p.probes() < 1_000_000 / 150, "{} probes", p.probes());
     }
-    assert_eq!(p.since_flip(now), Duration::from_nanos(now));
-    // Far fewer than the 1 in 16 of a fixed rate: on average under 1 in 150.
-    assert!(p.probes() < 1_000_000 / 150, "{} probes", p.probes());
 }
 
 /// One park probe far shorter than anything else (a fluke) cannot flip the mode.
@@ -566,24 +436,6 @@ fn one_worker_probes_at_a_time() {
     p.end(b, true, 50 * US);
     // The run is over: worker 0 spins again.
     assert_eq!(p.begin(now, 0, false).kind, Kind::Spin);
-}
-
-/// A change of regime (the gap moves from 50 to 300 us) brings probing back to the
-/// fastest rate, and the test then confirms the mode and slows it down again.
-#[test]
-fn a_regime_change_brings_back_fast_probing() {
-    let (p, mut now) = (policy(), 0);
-    run(&p, &mut now, 20_000, 1, |_| (50 * US, WAKE));
-    assert_eq!(p.probe_period(), probe::SLOWEST);
-    let mut fastest = false;
-    for _ in 0..100 {
-        run(&p, &mut now, 10, 1, |_| (300 * US, WAKE));
-        fastest |= p.probe_period() == probe::FASTEST;
-    }
-    assert!(fastest, "never probed faster after the change");
-    run(&p, &mut now, 20_000, 1, |_| (300 * US, WAKE));
-    assert_eq!(p.probe_period(), probe::SLOWEST);
-    assert!(!p.parking());
 }
 
 #[test]
@@ -861,7 +713,7 @@ fn clients_on_our_cpus_are_parked_for() {
     for seed in 1..=4 {
         let (p, mut now) = (policy(), 0);
         p.clients_colocated(true);
-        assert!(p.cpus_shared(now), "colocated clients share our CPUs");
+        assert!(p.cpus_shared(), "colocated clients share our CPUs");
         run(&p, &mut now, 20_000, 1, colocated_as_measured(seed));
         assert!(p.parking(), "seed {seed}: still spinning");
         let t = run(&p, &mut now, 20_000, 10_000, colocated_as_measured(seed));
@@ -870,12 +722,11 @@ fn clients_on_our_cpus_are_parked_for() {
     }
 }
 
-/// Without that word from the driver the same world keeps spinning, shared CPUs or not:
-/// by everything the server can time, spinning is 22 µs sooner.
+/// Without that word from the driver the same world keeps spinning: by everything the
+/// server can time, spinning is 22 µs sooner.
 #[test]
 fn the_same_world_untold_keeps_spinning() {
     let (p, mut now) = (policy(), 0);
-    share_cpus(&p, now);
     let t = run(&p, &mut now, 20_000, 10_000, colocated_as_measured(9));
     assert!(!p.parking(), "{t:?}");
     assert!(t.found_spinning >= 9_900, "{t:?}");
@@ -917,5 +768,5 @@ fn a_fixed_window_spins_for_colocated_clients_too() {
     let mut now = 0;
     let t = run(&p, &mut now, 2_000, 2_000, colocated_as_measured(4));
     assert_eq!(t.found_spinning, 2_000, "{t:?}");
-    assert!(!p.cpus_shared(now));
+    assert!(!p.cpus_shared());
 }
