@@ -72,6 +72,8 @@
 //!   `#[spinpark::test(start_paused = true)]`, on current-thread runtimes. While the clock is
 //!   paused and the runtime has nothing to run, it jumps to the next timer, so expiry and
 //!   timeout tests run at once.
+//! * `spin-ablation` (off by default; not for users): reads `SPINPARK_SPIN_ABLATE` to switch
+//!   parts of the adaptive spin policy off, for the benchmark's ablation matrix.
 //!
 //! Two flavours, as in tokio: the default, worker threads that spin, then park, and steal
 //! from each other; and [`Builder::new_current_thread`] (`flavor = "current_thread"` in the

@@ -268,6 +268,7 @@ mod futex;
 pub mod loom_model;
 #[cfg_attr(loom, allow(dead_code))]
 mod spin;
+mod spinning;
 mod sync;
 mod watch;
 mod word;

@@ -80,25 +80,21 @@
 //! # Clients on our own CPUs
 //!
 //! A client on the same machine and on the same CPUs (a benchmark on a laptop, a sidecar) is
-//! the one case where what the server can time misleads it. A spinner answers such a client
-//! by waking it on the other CPU (on a VM whose idle vCPU halts, a costly wake-up, in the
-//! client's round trip but not in `d`), where a parked server is woken on the client's CPU
-//! and answers it there cheaply; and the parked server's own wake-up is in `d`. On a 2-vCPU
-//! AMD guest (100 µs between requests), `d` was 22 µs longer parked than spinning (158 against
-//! 136 µs) while the client's round trip was 2 µs shorter (18.8 against 20.9 µs), and the
-//! spinner took 12x the CPU per request.
+//! the one case where what the server can time misleads it: a spinner answers it by waking it
+//! on the other CPU (a costly wake-up on a VM, in the client's round trip but not in `d`),
+//! where a parked server is woken on the client's CPU and answers it there cheaply, its own
+//! wake-up in `d`. On a 2-vCPU AMD guest at 100 µs gaps, `d` was 22 µs longer parked (158
+//! against 136 µs) while the client's round trip was 2 µs shorter, at a twelfth of the CPU.
 //!
 //! So the reactor says it: [`SpinPolicy::clients_colocated`] (from `Driver::clients_colocated`,
-//! which the worker asks at the start of each idle period) is true while every accepted TCP
-//! connection comes from a client whose segments arrive on one of this process's CPUs over
-//! a local address (`net/src/peers.rs`). Then the CPUs count as shared, park-probe runs are
-//! longer (the scheduler needs a few parked periods in a row to place the client next to the
-//! server), and a spinning period's cost in the probes' comparison is its `d` plus a quarter
-//! of it (about the time it spun, which the client could not use) plus a tie of 8 µs
-//! (`mode.rs`). The probes still decide: at 100 µs gaps parking wins them (158 µs against
-//! 136 + 34 + 8), while a client whose requests come back to back, where spinning answers
-//! tens of µs sooner than a wake-up, keeps its spinning. A client elsewhere ends the charge,
-//! and a change either way restarts the test. A fixed window ignores all of it.
+//! asked at the start of each idle period) is true while every accepted TCP connection's
+//! client sends from one of this process's CPUs over a local address (`net/src/peers.rs`).
+//! Then the CPUs count as shared, park-probe runs are longer (the scheduler needs a few parked
+//! periods in a row to place the client next to the server), and a spinning period costs
+//! its `d` plus a quarter plus an 8 µs tie in the probes' comparison (`mode.rs`). The probes
+//! still decide: at 100 µs gaps parking wins (158 µs against 136 + 34 + 8), while requests
+//! back to back, where spinning answers tens of µs sooner, keep spinning. A change either way
+//! restarts the test. A fixed window ignores all of it.
 //!
 //! # When to probe
 //!
@@ -119,17 +115,14 @@
 //!
 //! # Spinning itself
 //!
-//! Each spin iteration scans the queues and polls the reactor; every 32nd iteration yields
-//! the core (`sched_yield`) so a client thread that shares it is not starved. An iteration
-//! that took more than 50 µs is a *suspicion* that the spinner lost its core to another
-//! thread. Unless another worker of the runtime is awake (the thread that ran may be ours),
-//! the policy weighs it (`contend.rs`): it counts only if the thread's own count of
-//! involuntary context switches moved, and then as time lost out of the time spun. Only a
-//! loss that brings the share other threads take from the spinners to a quarter or more ends
-//! the window and holds parking for a while (`Kind::Contended`, fixed windows included): a
-//! spinner that is off its CPU holds the wake-up of whatever arrives meanwhile (a 1.7 ms p99
-//! beside a CPU-bound neighbour without the hold, against 17 µs with it). Anything less (a
-//! kernel thread, a sidecar that takes 5 %) delays the requests it delays, and the window
+//! A spin window (`spinning.rs`) scans the queues and polls the reactor, yields the core every
+//! 32nd iteration, and reports an iteration that took over 50 µs as a *suspicion* that the
+//! spinner lost its core. Unless another worker of the runtime is awake, the policy weighs it
+//! (`contend.rs`): only a confirmed loss that brings the share other threads take from the
+//! spinners to a quarter holds parking for a while (`Kind::Contended`, fixed windows
+//! included). Without the hold, a spinner off its CPU held the wake-up of whatever arrived
+//! meanwhile (a 1.7 ms p99 beside a CPU-bound neighbour, against 17 µs with it); anything less
+//! (a kernel thread, a sidecar that takes 5 %) delays the requests it delays, and the window
 //! spins on.
 //!
 //! # Cost
@@ -151,6 +144,7 @@ mod probe;
 mod tests;
 mod window;
 
+pub(crate) use super::spinning::SpinWindow;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
@@ -437,7 +431,7 @@ impl SpinPolicy {
         }
     }
 
-    /// A spin iteration ending at `now` took `ns`, over [`PREEMPTED`] (its window says so:
+    /// A spin iteration ending at `now` took `ns`, over `PREEMPTED` (its window says so:
     /// [`SpinWindow::suspicion`]): a suspicion, confirmed by the thread's own
     /// count of involuntary switches. Returns whether parking now holds (`contend.rs`): then
     /// the window ends.
@@ -610,92 +604,6 @@ impl SpinPolicy {
     /// Starts one spin window of `decision`'s length.
     pub(crate) fn start(&self, decision: Decision) -> SpinWindow {
         contend::arm();
-        let now = Instant::now();
-        let w = decision.window();
-        SpinWindow {
-            deadline: (!w.is_zero()).then(|| now + w),
-            started: now,
-            last: now,
-            iterations: 0,
-            suspect: None,
-        }
-    }
-}
-
-/// How often (in spin iterations) a spinner gives its core to another runnable thread. Each
-/// iteration scans the queues (tens of nanoseconds) and polls the reactor (a syscall, about a
-/// microsecond), so this is roughly every 30-50 us: a client thread that shares the core waits
-/// for at most that long, and a spinner alone on its core pays one cheap syscall.
-const YIELD_EVERY: u32 = 32;
-
-/// An iteration that took this long is a suspicion that the spinner lost its core to another
-/// thread (a yield that ran somebody, or a preemption); `contend.rs` decides what it means.
-const PREEMPTED: Duration = Duration::from_micros(50);
-
-/// One spin window in progress; see the module documentation.
-#[derive(Debug)]
-pub(crate) struct SpinWindow {
-    deadline: Option<Instant>,
-    started: Instant,
-    last: Instant,
-    iterations: u32,
-    /// The last iteration took this long, over [`PREEMPTED`].
-    suspect: Option<Duration>,
-}
-
-impl SpinWindow {
-    /// Called after each unsuccessful scan: says whether to scan again. The window ends at its
-    /// deadline, and pauses on an iteration that took too long ([`SpinWindow::suspicion`]:
-    /// the caller asks the policy whether to go on). A scan that `polled` the reactor made a
-    /// syscall, which paces the loop; one that did not (no reactor, or another worker polling
-    /// it) pauses briefly, so as not to hammer the queues' cache lines.
-    pub(crate) fn keep_spinning(&mut self, polled: bool) -> bool {
-        let Some(deadline) = self.deadline else {
-            return false;
-        };
-        self.iterations = self.iterations.wrapping_add(1);
-        if self.iterations % YIELD_EVERY == 0 {
-            std::thread::yield_now();
-        } else if !polled {
-            for _ in 0..4 {
-                std::hint::spin_loop();
-            }
-        }
-        let now = Instant::now();
-        let took = now.duration_since(self.last);
-        self.last = now;
-        // A loss long enough to pass the deadline is still a loss: it is reported too.
-        self.suspect = (took > PREEMPTED).then_some(took);
-        now < deadline && self.suspect.is_none()
-    }
-
-    /// Whether the window's deadline has passed (at its last clock reading).
-    pub(crate) fn expired(&self) -> bool {
-        self.deadline.is_none_or(|d| self.last >= d)
-    }
-
-    /// How long the last iteration took, if that was over [`PREEMPTED`]: the one that ended
-    /// with [`SpinWindow::keep_spinning`], or with a scan that found work at `found`, when
-    /// given. A suspicion for [`SpinPolicy::lost_core`]; the window may go on after it.
-    pub(crate) fn suspicion(&self, found: Option<Instant>) -> Option<Duration> {
-        match found {
-            Some(t) => Some(t.saturating_duration_since(self.last)).filter(|&d| d > PREEMPTED),
-            None => self.suspect,
-        }
-    }
-
-    /// How long this window has spun so far.
-    pub(crate) fn elapsed(&self) -> Duration {
-        self.started.elapsed()
-    }
-
-    /// The window's last clock reading: its start, or the end of the last scan.
-    pub(crate) fn last(&self) -> Instant {
-        self.last
-    }
-
-    /// How long this window had spun at `t` (a reading the caller already took).
-    pub(crate) fn elapsed_at(&self, t: Instant) -> Duration {
-        t.saturating_duration_since(self.started)
+        SpinWindow::new(decision.window())
     }
 }

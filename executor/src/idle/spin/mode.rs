@@ -16,12 +16,10 @@
 //! `d`, plus a sixteenth, came in below the `d` of the mode's latest period (just before the
 //! probe run, so a slow drift of the load moves both alike). If the probed choice made no
 //! difference, the two would be draws from one distribution and the bit a fair coin, whatever
-//! that distribution's shape; the margin tilts it towards 0. (A running median would not do
-//! as the comparison: with gaps of 50 µs and 5 ms in equal parts, any value between the two
-//! is a median of `d`, the estimate wanders between them, and a park probe on a short gap
-//! beats it half the time although parking never helps.) With a remote client and Poisson
-//! gaps of mean 200 µs, a park probe beats the period before it 4 times in 10; with steady
-//! gaps, never. A probe counts only once the mode has a latest period to compare it with.
+//! its shape; the margin tilts it towards 0. (A running median would not do: with gaps of
+//! 50 µs and 5 ms in equal parts it wanders between the two, and a park probe on a short gap
+//! beats it half the time although parking never helps.) A probe counts only once the mode
+//! has a latest period to compare it with.
 //!
 //! When the clients run on our CPUs (`spin.rs`, "Clients on our own CPUs"), a spinning
 //! period costs its `d` plus a quarter of it and a tie, [`SHARED_TIE`]: the spinner's CPU time
@@ -68,16 +66,13 @@
 //! * **confirm**, `β = 10⁻²`: `b = ln(10⁻²/0.9999) = −4.61`, three zeros in a row
 //!   (`3 × −1.609 = −4.83`), or more bits when ones are mixed in.
 //!
-//! Under H0 a test takes `|b| / |E[step]| = 4.61 / 0.51 ≈ 9` bits on average, and the policy
-//! runs one test after another; with at most one recorded probe per 8 idle periods, and one per
-//! 1024 once the mode has been confirmed a few times (`probe.rs`), a million periods hold a
-//! few hundred tests, so a fair coin flips the mode into parking with probability of the
-//! order of 10⁻². A stationary remote client is far from a fair coin: with `p = 0.4` (Poisson
-//! gaps with a mean of 200 µs, where a park probe still beats the period before it now and
-//! then: `P(g₁ + 30 µs < g₂) = e^(−30/200)/2 = 0.43` for two exponential gaps) the
+//! Under H0 a test takes `|b| / |E[step]| = 4.61 / 0.51 ≈ 9` bits on average; a million
+//! periods hold a few hundred tests (`probe.rs`: one recorded probe per 8 to 1024 periods), so
+//! a fair coin flips the mode into parking with probability of the order of 10⁻². A remote
+//! client with Poisson gaps of mean 200 µs, where a park probe still beats the period before
+//! it now and then (`P(g₁ + 30 µs < g₂) = e^(−30/200)/2 = 0.43`), gives `p ≈ 0.4`: the
 //! chance that a test ever reaches `a` is `e^(−r·a)` with `r ≈ 1.46` the root of
-//! `0.4·e^(0.588 r) + 0.6·e^(−1.609 r) = 1`: about 10⁻⁶ per test. One fluke moves `Λ` by a
-//! sixteenth of the way to a flip.
+//! `0.4·e^(0.588 r) + 0.6·e^(−1.609 r) = 1`, about 10⁻⁶ per test.
 //!
 //! The bits must be close to independent for those rates to hold. Two recorded probes are
 //! never adjacent idle periods (a probe run is one warm-up period and one recorded one, three

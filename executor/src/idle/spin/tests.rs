@@ -475,11 +475,14 @@ fn the_budget_parks_workers_once_spent() {
 #[test]
 fn a_fixed_window_never_changes() {
     let p = SpinPolicy::fixed(Duration::from_micros(250), 1.0);
+    // Told that the clients are ours, too: a fixed window ignores the word.
+    p.clients_colocated(true);
     let mut now = 0;
     let t = run(&p, &mut now, 1_000, 1_000, |_| (5_000 * US, WAKE));
     assert_eq!(p.window(), Duration::from_micros(250));
     assert_eq!(t.parked, 0);
     assert_eq!((p.probes(), p.probe_period()), (0, 0));
+    assert!(!p.cpus_shared());
     let zero = SpinPolicy::fixed(Duration::ZERO, 1.0);
     assert!(!zero.begin(0, 0, false).spins());
 }
@@ -758,15 +761,4 @@ fn a_client_elsewhere_ends_the_charge() {
     let t = run(&p, &mut now, 20_000, 5_000, |_| (50 * US, WAKE));
     assert!(!p.parking(), "{t:?}");
     assert!(t.found_spinning >= 4_900, "{t:?}");
-}
-
-/// A fixed window ignores the word: it always spins.
-#[test]
-fn a_fixed_window_spins_for_colocated_clients_too() {
-    let p = SpinPolicy::fixed(Duration::from_millis(2), 1.0);
-    p.clients_colocated(true);
-    let mut now = 0;
-    let t = run(&p, &mut now, 2_000, 2_000, colocated_as_measured(4));
-    assert_eq!(t.found_spinning, 2_000, "{t:?}");
-    assert!(!p.cpus_shared());
 }
