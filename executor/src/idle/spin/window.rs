@@ -43,7 +43,12 @@
 //!
 //! The bar is `max` per catch *plus one* `max`: a small window on its way up to gaps it has not
 //! caught yet spent little and does not fail. Steady gaps below `max` spin at most `max` per
-//! catch, so they never fail.
+//! catch, so they never fail, except in noise: when the host takes a CPU for a while and most
+//! requests of a block come late, the block fails as memoryless gaps would. So a hold also
+//! ends after [`BLOCK`] gaps in a row that a window could catch (`d <= max`, spinning or
+//! not): steady gaps end it a few dozen periods after the noise, where memoryless gaps long
+//! enough to fail blocks almost never give 16 short gaps in a row (with a 2 ms mean, a chance
+//! of 0.39^16, 3·10⁻⁷, per period).
 //!
 //! The hold is counted in idle periods, spinning or not (a hold counted in spinning periods
 //! would never end at a window of zero), on the policy's wrapping period counter; a hold
@@ -97,6 +102,7 @@ impl Window {
             return;
         }
         let pay = !off(Part::Pay);
+        self.pay.gap(d);
         self.learn(spun.is_some(), d, pay && self.pay.holds_growth(n));
         if let (Some(w), true) = (spun, pay) {
             if self.pay.count(d.min(w), d <= w, n) {
@@ -188,6 +194,8 @@ pub(super) struct Pay {
     hold_for: AtomicU32,
     /// Whether `hold_until` is a hold in force (not one that has ended, nor none yet).
     holding: AtomicBool,
+    /// Periods in a row whose gap a window could catch (`d <= max`).
+    short: AtomicU32,
     /// Blocks that failed so far (each dropped the window to `min`).
     failed: AtomicU64,
 }
@@ -204,6 +212,7 @@ impl Pay {
             hold_for: AtomicU32::new(HOLD_FIRST),
             failed: AtomicU64::new(0),
             holding: AtomicBool::new(false),
+            short: AtomicU32::new(0),
         }
     }
 
@@ -214,7 +223,7 @@ impl Pay {
         if !self.holding.load(Relaxed) {
             return false;
         }
-        if reached(n, self.hold_until.load(Relaxed)) {
+        if reached(n, self.hold_until.load(Relaxed)) || self.short.load(Relaxed) >= BLOCK {
             self.holding.store(false, Relaxed);
             return false;
         }
@@ -240,12 +249,24 @@ impl Pay {
             let hold = self.hold_for.load(Relaxed);
             self.hold_until.store(n.wrapping_add(hold), Relaxed);
             self.holding.store(true, Relaxed);
+            // Only gaps after the failure may end the hold.
+            self.short.store(0, Relaxed);
             self.hold_for.store((hold * 2).min(HOLD_MAX), Relaxed);
             self.failed.fetch_add(1, Relaxed);
             true
         } else {
             self.hold_for.store(HOLD_FIRST, Relaxed);
             false
+        }
+    }
+
+    /// A period ended with work found `d` ns after it began, spinning or not: counts the gaps
+    /// in a row that a window could catch.
+    pub(super) fn gap(&self, d: u32) {
+        if d <= self.max {
+            self.short.fetch_add(1, Relaxed);
+        } else {
+            self.short.store(0, Relaxed);
         }
     }
 
@@ -441,6 +462,27 @@ mod tests {
             holds,
             [512, 1_024, 2_048, 4_096, HOLD_MAX, HOLD_MAX, HOLD_MAX]
         );
+    }
+
+    /// A hold ends early after 16 gaps in a row under `max`, counted from the failure; one
+    /// long gap starts the count again.
+    #[test]
+    fn sixteen_short_gaps_in_a_row_end_a_hold() {
+        let p = Pay::new(MAX);
+        for _ in 0..40 {
+            p.gap(MAX);
+        }
+        assert!(block(&p, MAX, 0, 1_000));
+        for _ in 0..BLOCK - 1 {
+            p.gap(500 * US);
+        }
+        p.gap(MAX + 1);
+        for _ in 0..BLOCK - 1 {
+            p.gap(500 * US);
+        }
+        assert!(p.holds_growth(1_001), "15 in a row since the long one");
+        p.gap(500 * US);
+        assert!(!p.holds_growth(1_002));
     }
 
     #[test]
