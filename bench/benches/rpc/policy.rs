@@ -311,6 +311,8 @@ struct SpinState {
     /// What the parts decided so far: flips to parking, flips to spinning, window drops,
     /// budget parks.
     decided: [u64; 4],
+    /// Probe periods run so far: the evidence a flip was decided on.
+    probes: u64,
 }
 
 impl SpinState {
@@ -333,6 +335,11 @@ impl SpinState {
             .collect();
         if lost > 0 {
             parts.push(format!("lost{lost}"));
+        }
+        if d[0] + d[1] > 0 {
+            // A flip: the probes it was decided on (recorded ones are one in 2-4 of them).
+            let probes = self.probes.saturating_sub(before.probes);
+            parts.push(format!("({probes} probe periods)"));
         }
         parts.join(" ")
     }
@@ -395,12 +402,13 @@ impl Proc {
             .skip(5)
             .filter_map(|x| x.parse().ok())
             .collect();
-        let spin = (extra.len() == 8).then(|| SpinState {
+        let spin = (extra.len() == 9).then(|| SpinState {
             lost_cores: extra[0],
             shared: extra[1] != 0,
             contended: extra[2] != 0,
             parking: extra[3] != 0,
             decided: [extra[4], extra[5], extra[6], extra[7]],
+            probes: extra[8],
         });
         (usage, spin)
     }
@@ -652,7 +660,7 @@ pub fn run(opts: Options) {
     if !ablate.is_empty() {
         verdicts.push_str(&ablation_table(&ablation));
     }
-    md.push_str("\n*decided*: what the adaptive policy's parts decided in the window: P (flips of the mode to parking), S (back to spinning), drop (the pay-for-itself rule dropped the window to its minimum), budget (periods parked by the CPU budget), lost (a lost core held parking); - for nothing.\n\n");
+    md.push_str("\n*decided*: what the adaptive policy's parts decided in the window: P (flips of the mode to parking), S (back to spinning), drop (the pay-for-itself rule dropped the window to its minimum), budget (periods parked by the CPU budget), lost (a lost core held parking), and with a flip the probe periods run in the window (the evidence it was decided on); - for nothing.\n\n");
     md.push_str(&verdicts);
     print!("\n{md}");
     let dir = std::env::var_os("CARGO_TARGET_DIR")
@@ -858,7 +866,7 @@ pub fn serve(workers: usize, window: Option<Duration>) -> ! {
             let u = Usage::now();
             let m = rt.metrics();
             println!(
-                "STATS {} {} {} {} {} {} {} {} {} {} {} {}",
+                "STATS {} {} {} {} {} {} {} {} {} {} {} {} {}",
                 u.user_us,
                 u.sys_us,
                 u.vol_cs,
@@ -870,7 +878,8 @@ pub fn serve(workers: usize, window: Option<Duration>) -> ! {
                 m.spin_flips_to_park(),
                 m.spin_flips_to_spin(),
                 m.spin_window_drops(),
-                m.spin_budget_parks()
+                m.spin_budget_parks(),
+                m.spin_probes()
             );
             io::stdout().flush().ok();
         }
