@@ -15,7 +15,7 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[allow(dead_code)] // Only named when the feature is on.
 pub(super) enum Part {
-    /// The window stays at its initial length (no growing or shrinking on gaps).
+    /// The window stays at its initial length (no growing, shrinking or pay-for-itself drop).
     Window,
     /// Spinning never has to pay for itself (no drop to the minimum, no growth hold).
     Pay,

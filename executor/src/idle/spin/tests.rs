@@ -8,7 +8,6 @@
 //! Each part of the policy also tests itself alone, in its own file; these tests are about
 //! what the parts do together.
 
-use super::window::HOLD_MAX;
 use super::*;
 
 const US: u64 = 1_000;
@@ -228,22 +227,6 @@ fn noise_in_steady_gaps_does_not_hold_the_window_down() {
     assert!(p.decided().window_drops >= 1, "{:?}", p.decided());
     let t = run(&p, &mut now, 1_000, 950, |_| (500 * US, WAKE));
     assert!(t.found_spinning >= 945, "{t:?}");
-}
-
-/// After long memoryless gaps drove the window to zero and held it there, short gaps
-/// bring it back: the hold is counted in idle periods, spinning or not.
-#[test]
-fn the_window_comes_back_after_a_pay_for_itself_hold() {
-    let (p, mut now) = (policy(), 0);
-    let mut rng = Rng(3);
-    run(&p, &mut now, 20_000, 1, |_| (rng.exp(2_000 * US), WAKE));
-    // The window at zero, and the longest hold just started.
-    p.window.set(0);
-    let n = p.schedule.periods_begun();
-    p.window.pay.hold_until(n.wrapping_add(HOLD_MAX));
-    let t = run(&p, &mut now, 20_000, 1_000, |_| (50 * US, WAKE));
-    assert!(p.window() >= Duration::from_micros(50), "{:?}", p.window());
-    assert!(t.found_spinning >= 990, "{t:?}");
 }
 
 #[test]

@@ -163,12 +163,6 @@ impl Window {
             w.max(self.min)
         }
     }
-
-    /// Sets the window (tests that start from a given state).
-    #[cfg(test)]
-    pub(super) fn set(&self, w: u32) {
-        self.current.store(w, Relaxed);
-    }
 }
 
 /// Spinning periods per block.
