@@ -701,32 +701,60 @@ fn windows_of(results: &[(Variant, Vec<Vec<Window>>)], v: Variant) -> Option<Vec
 /// median window, with how many windows missed (past [`GOAL`] and not on that policy's
 /// choice) and the flips to parking; `-` where the row has no fixed policies.
 fn cell(results: &[(Variant, Vec<Vec<Window>>)], v: Variant) -> String {
-    let (Some(w), Some(park), Some(spin)) = (
-        windows_of(results, v),
-        windows_of(results, Variant::Park),
-        windows_of(results, Variant::Spin),
-    ) else {
+    let Some(j) = windows_of(results, v).and_then(|w| judge(results, &w)) else {
         return "-".into();
     };
-    let med = |w: &[&Window], f: fn(&Window) -> f64| median(w.iter().map(|x| f(x)).collect());
-    let (pk, sp) = (med(&park, |x| x.p50), med(&spin, |x| x.p50));
-    let (better, chosen) = if pk <= sp { (pk, &park) } else { (sp, &spin) };
-    let cs = med(chosen, |x| x.cs);
-    let worst = w.iter().map(|x| x.p50).fold(0.0, f64::max);
-    let missed = w
-        .iter()
-        .filter(|x| x.p50 > GOAL * better && (x.cs - cs).abs() > SAME_CHOICE)
-        .count();
-    let cpu = med(&w, |x| x.cpu_us) / med(&park, |x| x.cpu_us);
     format!(
-        "{:.2}x{} cpu {cpu:.1}x",
-        worst / better,
-        if missed == 0 {
+        "{:.2}x{} cpu {:.1}x",
+        j.worst / j.better,
+        if j.missed == 0 {
             String::new()
         } else {
-            format!(" **{missed} missed**")
-        }
+            format!(" **{} missed**", j.missed)
+        },
+        j.cpu_vs_park
     )
+}
+
+/// A server's windows judged against the better of park-only and spin-only.
+struct Judged {
+    /// Its worst window's p50.
+    worst: f64,
+    /// The better fixed policy, its median window's p50, and its median context switches
+    /// per request.
+    which: &'static str,
+    better: f64,
+    cs: f64,
+    /// Windows past [`GOAL`] that did not make that policy's choice ([`SAME_CHOICE`]).
+    missed: usize,
+    /// Its median CPU per request against park-only's.
+    cpu_vs_park: f64,
+}
+
+/// Judges `w` (a server's windows) against the row's fixed policies; `None` if the row has
+/// none.
+fn judge(results: &[(Variant, Vec<Vec<Window>>)], w: &[&Window]) -> Option<Judged> {
+    let park = windows_of(results, Variant::Park)?;
+    let spin = windows_of(results, Variant::Spin)?;
+    let med = |w: &[&Window], f: fn(&Window) -> f64| median(w.iter().map(|x| f(x)).collect());
+    let (pk, sp) = (med(&park, |x| x.p50), med(&spin, |x| x.p50));
+    let (better, which, chosen) = if pk <= sp {
+        (pk, "park", &park)
+    } else {
+        (sp, "spin", &spin)
+    };
+    let cs = med(chosen, |x| x.cs);
+    Some(Judged {
+        worst: w.iter().map(|x| x.p50).fold(0.0, f64::max),
+        which,
+        better,
+        cs,
+        missed: w
+            .iter()
+            .filter(|x| x.p50 > GOAL * better && (x.cs - cs).abs() > SAME_CHOICE)
+            .count(),
+        cpu_vs_park: med(w, |x| x.cpu_us) / med(&park, |x| x.cpu_us),
+    })
 }
 
 /// The ablation table: a line per server variant, a column per row.
@@ -774,18 +802,15 @@ fn verdict(row: &Row, results: &[(Variant, Vec<Vec<Window>>)], judged: Variant) 
         judged.label(),
         adaptive.len()
     );
-    if let (Some(park), Some(spin)) = (get(Variant::Park), get(Variant::Spin)) {
-        let (pk, sp) = (med(&park, |x| x.p50), med(&spin, |x| x.p50));
-        let (better, which, chosen) = if pk <= sp {
-            (pk, "park", &park)
-        } else {
-            (sp, "spin", &spin)
-        };
-        let cs = med(chosen, |x| x.cs);
-        let missed = adaptive
-            .iter()
-            .filter(|x| x.p50 > GOAL * better && (x.cs - cs).abs() > SAME_CHOICE)
-            .count();
+    if let Some(Judged {
+        which,
+        better,
+        cs,
+        missed,
+        cpu_vs_park,
+        ..
+    }) = judge(results, &adaptive)
+    {
         write!(
             o,
             ", {:.2}x the better ({which}, median window {better:.1} µs at {cs:.2} context \
@@ -797,11 +822,10 @@ fn verdict(row: &Row, results: &[(Variant, Vec<Vec<Window>>)], judged: Variant) 
         )
         .unwrap();
         if which == "park" {
-            let c = med(&adaptive, |x| x.cpu_us) / med(&park, |x| x.cpu_us);
             write!(
                 o,
-                "; CPU/req {c:.2}x park's ({})",
-                if c <= 2.0 { "met" } else { "missed" }
+                "; CPU/req {cpu_vs_park:.2}x park's ({})",
+                if cpu_vs_park <= 2.0 { "met" } else { "missed" }
             )
             .unwrap();
         }
