@@ -1,8 +1,9 @@
-//! Write coalescing on TCP: the small writes a task makes on a connection during one poll,
-//! after its first, are handed to the kernel at once with `MSG_MORE`, which queues them
-//! without pushing a segment, and the connection is pushed once when the poll ends. The peer
-//! gets one segment and one wake-up per poll, and a write's `Ok(n)` means what it means on
-//! tokio: the kernel has the `n` bytes.
+//! Write coalescing on TCP: when a task's poll answers several requests on a connection, its
+//! small writes are handed to the kernel at once with `MSG_MORE`, which queues them without
+//! pushing a segment, and the connection is pushed once when the poll ends. The peer gets one
+//! segment and one wake-up per poll, and a write's `Ok(n)` means what it means on tokio: the
+//! kernel has the `n` bytes. At one request in flight every write is an ordinary send, as on
+//! tokio.
 //!
 //! ```
 //! # let rt = spinpark_executor::Runtime::new().unwrap();
@@ -13,7 +14,8 @@
 //! let (mut server, _) = listener.accept().await.unwrap();
 //! server.set_nodelay(true).unwrap();
 //! for _ in 0..16 {
-//!     // The first reply is pushed at once; the other 15 are queued in the kernel.
+//!     // A new connection's first write is pushed at once; the other 15 are queued in the
+//!     // kernel.
 //!     server.write_all(b"reply\n").await.unwrap();
 //! }
 //! // The task's poll ends when the read below waits: the 15 replies leave in one segment.
@@ -32,12 +34,15 @@
 //! end of stream, as it does for any closed socket. What coalescing changes is only *when the
 //! kernel transmits* the bytes of a poll's later writes:
 //!
-//! * The first write a task's poll makes on a connection is an ordinary send, pushed at once,
-//!   unless the connection's previous poll wrote more than once (a pipelining peer, whose
-//!   batches would otherwise be split in two segments). So is a write from outside a task's
-//!   poll (a `block_on` future, a future some other executor polls), a write of [`SMALL`]
-//!   bytes or more, and every `try_write`.
-//! * A later small write in the same poll is sent with `MSG_MORE`.
+//! * A write is queued only when the poll's writes are known to answer more than one
+//!   request: the input the poll answers is at least twice the smallest one request has
+//!   been on this connection (the peer pipelines), or the poll has already made as many writes
+//!   as the connection's smallest reply takes (one, until a poll has been seen). Both are
+//!   learned per connection from its last 32 to 64 writing polls (`State::plan`).
+//! * Everything else is an ordinary send, pushed at once: a reply at one request in flight,
+//!   in one write or in several; a write from outside a task's poll (a `block_on` future, a
+//!   future some other executor polls); a write of [`SMALL`] bytes or more; and every
+//!   `try_write`.
 //! * What is queued is pushed (`TCP_CORK` set to 0, which transmits the queue as a send
 //!   without `MSG_MORE` would: at once under `TCP_NODELAY`, as Nagle's rule allows
 //!   without) when the poll ends (the task returns `Pending`, completes, panics or is
@@ -63,15 +68,18 @@
 //!
 //! The stream's write paths ask the executor for the task's poll scope
 //! (`spinpark_executor::task::poll_end`) and hand a small write to [`Cork::send_queued`],
-//! which, under the cork's lock, remembers the last scope that wrote and how often: a scope's
-//! first write is left to the stream as an ordinary send; a later one is sent with
-//! `MSG_MORE`, noted, and the cork deferred to the scope once. At the scope's end (or from the
+//! which, under the cork's lock, remembers the last scope that wrote, how often, and how many
+//! bytes the connection's reads had returned by its first write (the reads count them in an
+//! atomic, [`Cork::note_read`]): a write the plan does not queue is left to the stream as an
+//! ordinary send; a queued one is sent with `MSG_MORE`, noted, and the cork deferred to the
+//! scope once. At the scope's end (or from the
 //! late runner) [`Cork::push`] pushes if anything was queued since the last push. The socket's
 //! drop takes the same lock to mark the fd as no longer the cork's to push, so a late runner's
 //! push never reaches a closed (or reused) fd.
 
 use std::io;
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
 
@@ -86,6 +94,9 @@ pub(crate) const SMALL: usize = 16 * 1024;
 /// A TCP connection's coalescing state.
 pub(crate) struct Cork {
     fd: RawFd,
+    /// Bytes the connection's reads have returned, wrapping: the write path tells from it
+    /// how much input a poll's writes answer.
+    read: AtomicU32,
     state: Mutex<State>,
 }
 
@@ -93,13 +104,58 @@ pub(crate) struct Cork {
 struct State {
     /// The last poll scope that wrote on the socket, and how many small writes it made.
     wrote: Option<ScopeId>,
-    writes: usize,
-    /// The poll scope this cork is deferred to, if any.
-    deferred: Option<ScopeId>,
+    writes: u32,
+    /// The bytes read between the previous writing scope's first write and this one's: the
+    /// input this scope's writes answer. And `read` at this scope's first write.
+    input: u32,
+    read_mark: u32,
+    /// The fewest small writes a writing scope made, and the fewest bytes of input one
+    /// answered, over the last 32 to 64 such scopes: the connection's reply to one request
+    /// and one request, as far as the socket can tell.
+    reply: RecentMin,
+    request: RecentMin,
+    /// The cork is deferred to the scope in `wrote` and has not run since.
+    deferred: bool,
     /// Bytes were sent with `MSG_MORE` since the last push.
     queued: bool,
     /// The fd is no longer this cork's to push (the socket was dropped or unwrapped).
     closed: bool,
+}
+
+/// The smallest of the values seen over the last 32 to 64 (two windows of 32), so that a
+/// connection whose shape changes is learned anew within 64 polls. `None` before any.
+#[derive(Clone, Copy)]
+struct RecentMin {
+    current: u32,
+    previous: u32,
+    seen: u8,
+}
+
+impl Default for RecentMin {
+    fn default() -> Self {
+        RecentMin {
+            current: u32::MAX,
+            previous: u32::MAX,
+            seen: 0,
+        }
+    }
+}
+
+impl RecentMin {
+    const WINDOW: u8 = 32;
+
+    fn add(&mut self, v: u32) {
+        self.current = self.current.min(v);
+        self.seen += 1;
+        if self.seen == Self::WINDOW {
+            self.previous = std::mem::replace(&mut self.current, u32::MAX);
+            self.seen = 0;
+        }
+    }
+
+    fn get(&self) -> Option<u32> {
+        Some(self.current.min(self.previous)).filter(|&m| m != u32::MAX)
+    }
 }
 
 /// How a small write from a task's poll is sent.
@@ -116,6 +172,7 @@ impl Cork {
     pub(crate) fn new(fd: RawFd) -> Arc<Self> {
         Arc::new(Cork {
             fd,
+            read: AtomicU32::new(0),
             state: Mutex::new(State::default()),
         })
     }
@@ -133,8 +190,10 @@ impl Cork {
         scope: ScopeId,
         send_more: impl FnOnce() -> Poll<io::Result<usize>>,
     ) -> Option<Poll<io::Result<usize>>> {
+        // Relaxed: a count for a heuristic; the lock below orders nothing with it.
+        let read = self.read.load(Ordering::Relaxed);
         let mut st = self.lock();
-        if st.plan(scope) == Plan::Push {
+        if st.plan(scope, read) == Plan::Push {
             return None;
         }
         // Under the lock: a push from the late runner either comes after `queued` is set, or
@@ -142,13 +201,19 @@ impl Cork {
         let sent = send_more();
         if let Poll::Ready(Ok(_)) = sent {
             st.queued = true;
-            if st.deferred != Some(scope) {
-                st.deferred = Some(scope);
+            if !st.deferred {
+                st.deferred = true;
                 drop(st);
                 scope.defer(self.clone());
             }
         }
         Some(sent)
+    }
+
+    /// A read on the connection returned `n` bytes.
+    pub(crate) fn note_read(&self, n: usize) {
+        // Relaxed: a count for a heuristic (wrapping, and only differences are used).
+        self.read.fetch_add(n as u32, Ordering::Relaxed);
     }
 
     /// Pushes what was queued, if anything was and the fd is still the cork's.
@@ -170,22 +235,42 @@ impl Cork {
 }
 
 impl State {
-    /// How a small write from the poll `scope` goes: the scope's first is pushed at once,
-    /// unless the socket's last poll wrote several times (pipelined replies, which would be
-    /// split in two segments a batch); later ones are queued.
-    fn plan(&mut self, scope: ScopeId) -> Plan {
-        let st = self;
-        if st.wrote != Some(scope) {
-            st.wrote = Some(scope);
-            let pipelined = std::mem::replace(&mut st.writes, 1) > 1;
-            if !pipelined {
-                return Plan::Push;
+    /// How a small write from the poll `scope` goes, `read` being the connection's read count
+    /// now. It is queued when the poll's writes are known to answer more than one request:
+    ///
+    /// * the input this poll answers is at least twice the smallest one request has been
+    ///   (the peer pipelines: several requests are here), which queues even the first write,
+    ///   so that a batch of replies leaves in one segment;
+    /// * or the poll has already made as many writes as the connection's smallest reply takes
+    ///   (one until a poll has been seen): this write is past one reply's worth.
+    ///
+    /// Otherwise it is an ordinary send. So at one request in flight a reply written in one
+    /// write, or in a header and a body, leaves as tokio's does, write by write, and nothing is
+    /// left to push or for the late runner to watch.
+    fn plan(&mut self, scope: ScopeId, read: u32) -> Plan {
+        if self.wrote != Some(scope) {
+            if self.writes > 0 {
+                // The previous writing scope's figures are final.
+                self.reply.add(self.writes);
+                if self.input > 0 {
+                    self.request.add(self.input);
+                }
             }
-        } else {
-            st.writes += 1;
+            self.wrote = Some(scope);
+            self.deferred = false;
+            self.writes = 0;
+            self.input = read.wrapping_sub(self.read_mark);
+            self.read_mark = read;
         }
+        let earlier = self.writes;
+        self.writes = self.writes.saturating_add(1);
+        let several_requests = self
+            .request
+            .get()
+            .is_some_and(|one| u64::from(self.input) >= 2 * u64::from(one));
+        let past_one_reply = earlier >= self.reply.get().unwrap_or(1).max(1);
         // Without a late runner a blocked poll would hold the bytes: push them at once.
-        if poll_end::late_runner_available() {
+        if (several_requests || past_one_reply) && poll_end::late_runner_available() {
             Plan::More
         } else {
             Plan::Push
@@ -204,7 +289,7 @@ pub(crate) fn in_order() {
 impl PollEnd for Cork {
     fn poll_end(self: Arc<Self>) {
         let mut st = self.lock();
-        st.deferred = None;
+        st.deferred = false;
         drop(st);
         self.push();
     }
@@ -221,27 +306,103 @@ mod tests {
         assert!(size < 100, "{size} bytes");
     }
 
-    #[test]
-    fn a_scope_pushes_its_first_write_and_queues_the_rest_unless_the_last_pipelined() {
+    /// The plans of a poll of `writes` small writes that answers `input` bytes read.
+    fn poll(cork: &Cork, scope: ScopeId, input: u32, writes: usize) -> Vec<Plan> {
+        cork.note_read(input as usize);
+        let read = cork.read.load(Ordering::Relaxed);
+        let mut st = cork.lock();
+        // Each call stands for a new poll: forget which scope wrote last, keep what it did.
+        st.wrote = None;
+        (0..writes).map(|_| st.plan(scope, read)).collect()
+    }
+
+    fn plans<T: Send + 'static>(f: impl FnOnce(&Cork, ScopeId) -> T + Send + 'static) -> T {
         let rt = spinpark_executor::Runtime::new().unwrap();
-        let plans = rt
-            .block_on(rt.spawn(std::future::poll_fn(|cx| {
-                let cork = Cork::new(-1);
-                let scope = poll_end::current(cx.waker()).unwrap();
-                let mut st = cork.lock();
-                let first = [st.plan(scope), st.plan(scope), st.plan(scope)];
-                // Another poll's first write, after a poll that wrote three times.
-                st.wrote = None;
-                let after_pipelined = st.plan(scope);
-                // And after a poll that wrote once.
-                st.wrote = None;
-                let after_single = st.plan(scope);
-                st.closed = true;
-                std::task::Poll::Ready((first, after_pipelined, after_single))
-            })))
-            .unwrap();
-        assert_eq!(plans.0, [Plan::Push, Plan::More, Plan::More]);
-        assert_eq!(plans.1, Plan::More);
-        assert_eq!(plans.2, Plan::Push);
+        let mut f = Some(f);
+        rt.block_on(rt.spawn(std::future::poll_fn(move |cx| {
+            let cork = Cork::new(-1);
+            let scope = poll_end::current(cx.waker()).unwrap();
+            let out = (f.take().unwrap())(&cork, scope);
+            cork.lock().closed = true;
+            std::task::Poll::Ready(out)
+        })))
+        .unwrap()
+    }
+
+    use Plan::{More, Push};
+
+    #[test]
+    fn a_reply_in_two_writes_at_one_request_in_flight_is_two_ordinary_sends() {
+        let got = plans(|cork, scope| {
+            (0..5)
+                .map(|_| poll(cork, scope, 100, 2))
+                .collect::<Vec<_>>()
+        });
+        // The first poll knows no reply yet: its second write is queued, as any write past
+        // the first of a poll that has nothing to go by.
+        assert_eq!(got[0], [Push, More]);
+        // Then a reply is known to take two writes: both go at once.
+        for g in &got[1..] {
+            assert_eq!(g, &[Push, Push]);
+        }
+    }
+
+    #[test]
+    fn a_poll_that_answers_several_requests_queues_from_its_first_write() {
+        let got = plans(|cork, scope| {
+            [(1600, 16), (100, 1), (1500, 15), (100, 1), (300, 3)]
+                .map(|(input, writes)| poll(cork, scope, input, writes))
+        });
+        // A connection's first poll knows nothing: its first write goes at once, the rest are
+        // past one reply's worth (one write until a poll has been seen).
+        assert_eq!(got[0][0], Push);
+        assert!(got[0][1..].iter().all(|p| *p == More));
+        // A lone request: its reply at once.
+        assert_eq!(got[1], [Push]);
+        // Several requests' worth of input: every reply queued, the first included, so the
+        // batch leaves in one segment.
+        assert!(got[2].iter().all(|p| *p == More));
+        assert_eq!(got[3], [Push]);
+        assert!(got[4].iter().all(|p| *p == More));
+    }
+
+    #[test]
+    fn sixteen_writes_in_a_poll_of_a_new_connection_are_queued_after_the_first() {
+        let got = plans(|cork, scope| poll(cork, scope, 0, 16));
+        assert_eq!(got[0], Push);
+        assert!(got[1..].iter().all(|p| *p == More));
+    }
+
+    #[test]
+    fn the_learned_shape_follows_a_change_within_64_polls() {
+        let got = plans(|cork, scope| {
+            // One write a reply for a while, then two-write replies: the second writes are
+            // queued until the one-write polls have left the window.
+            for _ in 0..10 {
+                poll(cork, scope, 100, 1);
+            }
+            (0..70)
+                .map(|_| poll(cork, scope, 100, 2))
+                .collect::<Vec<_>>()
+        });
+        assert_eq!(got[0], [Push, More]);
+        assert_eq!(got[69], [Push, Push]);
+    }
+
+    #[test]
+    fn recent_min_forgets_after_two_windows() {
+        let mut m = RecentMin::default();
+        assert_eq!(m.get(), None);
+        m.add(1);
+        for _ in 0..31 {
+            m.add(5);
+        }
+        assert_eq!(m.get(), Some(1), "within the window");
+        for _ in 0..31 {
+            m.add(5);
+        }
+        assert_eq!(m.get(), Some(1), "in the previous window");
+        m.add(5);
+        assert_eq!(m.get(), Some(5), "two windows on");
     }
 }

@@ -156,8 +156,22 @@ impl<S: AsRawFd> StreamCore<S> {
         buf: &mut [MaybeUninit<u8>],
     ) -> Poll<io::Result<usize>> {
         let len = buf.len();
-        self.io
-            .poll_transfer(Direction::Read, cx, len, |s| sys::recv(s.as_raw_fd(), buf))
+        let read = self
+            .io
+            .poll_transfer(Direction::Read, cx, len, |s| sys::recv(s.as_raw_fd(), buf));
+        self.note_read(&read);
+        read
+    }
+
+    /// Counts what a read returned, for the cork's judgement of how many requests a poll's
+    /// writes answer (`cork.rs`).
+    fn note_read<T>(&self, read: &T)
+    where
+        T: ReadCount,
+    {
+        if let (Some(cork), Some(n)) = (&self.cork, read.count()) {
+            cork.note_read(n);
+        }
     }
 
     /// Writes from `buf`, waiting until the socket is writable. On TCP a small write from a
@@ -245,8 +259,7 @@ impl<S: AsRawFd> StreamCore<S> {
     pub(crate) fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
         // SAFETY: as in `poll_read`.
         let buf = unsafe { &mut *(buf as *mut [u8] as *mut [MaybeUninit<u8>]) };
-        self.io
-            .try_io(Direction::Read, |s| sys::recv(s.as_raw_fd(), buf))
+        self.try_read_uninit(buf)
     }
 
     /// Writes what fits now: `WouldBlock` if nothing does.
@@ -285,8 +298,11 @@ impl<S: AsRawFd> StreamCore<S> {
 
     /// Reads what is available now into possibly uninitialised memory.
     pub(crate) fn try_read_uninit(&self, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
-        self.io
-            .try_io(Direction::Read, |s| sys::recv(s.as_raw_fd(), buf))
+        let read = self
+            .io
+            .try_io(Direction::Read, |s| sys::recv(s.as_raw_fd(), buf));
+        self.note_read(&read);
+        read
     }
 
     /// Reads what is available now into several buffers (`readv`).
@@ -294,8 +310,11 @@ impl<S: AsRawFd> StreamCore<S> {
         &self,
         bufs: &mut [std::io::IoSliceMut<'_>],
     ) -> io::Result<usize> {
-        self.io
-            .try_io(Direction::Read, |s| sys::fd::readv(s.as_raw_fd(), bufs))
+        let read = self
+            .io
+            .try_io(Direction::Read, |s| sys::fd::readv(s.as_raw_fd(), bufs));
+        self.note_read(&read);
+        read
     }
 
     /// Writes what fits now from several buffers (`sendmsg`).
@@ -329,6 +348,26 @@ impl<S: AsRawFd> StreamCore<S> {
     /// Whether epoll reported that the peer closed its sending side.
     pub(crate) fn is_read_closed(&self) -> bool {
         self.io.read_closed()
+    }
+}
+
+/// The byte count of a read's result, if it read any.
+trait ReadCount {
+    fn count(&self) -> Option<usize>;
+}
+
+impl ReadCount for io::Result<usize> {
+    fn count(&self) -> Option<usize> {
+        self.as_ref().ok().copied().filter(|&n| n > 0)
+    }
+}
+
+impl ReadCount for Poll<io::Result<usize>> {
+    fn count(&self) -> Option<usize> {
+        match self {
+            Poll::Ready(r) => r.count(),
+            Poll::Pending => None,
+        }
     }
 }
 

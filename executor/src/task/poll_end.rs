@@ -53,17 +53,19 @@
 //! a way the runtime cannot see (a `std` lock or channel, a synchronous client, tokio's own
 //! `block_in_place` under `tokio-compat`). So the items of a poll that has lasted
 //! [`LATE_AFTER`] also run *early*, from another thread: one process-wide thread, the *late
-//! runner* (`poll_end/late.rs`), which a `timerfd` wakes only when a poll that deferred work
-//! is still running then. The items stay deferred and run again when their scope ends. Each
-//! thread's list is therefore behind a mutex, uncontended except while the late runner looks.
+//! runner* (`poll_end/late.rs`), which the polling thread's own alarm wakes only when a poll
+//! that deferred work is still running then. The items stay deferred and run again when their
+//! scope ends. Each thread's list is therefore behind a mutex, uncontended except while the
+//! late runner looks.
 
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::task::Waker;
 
 mod late;
 
+use late::ThreadAlarm;
 pub use late::{late_runs, LATE_AFTER};
 
 /// Work to run when a task's poll ends. Implementations must not panic: they run from the
@@ -98,15 +100,17 @@ impl ScopeId {
         let _ = STATE.try_with(|s| {
             let mut s = s.borrow_mut();
             if s.id == self.0 && s.id != 0 {
+                let alarm = s.items.alarm().filter(|_| late_allowed());
                 let mut list = s.items.lock();
                 list.items.extend(item.take());
-                if !list.waiting && late_allowed() {
-                    // Under the list's lock, so that the late runner, which clears `waiting`
-                    // under it and then takes its count back, never counts this thread twice.
-                    list.waiting = true;
-                    late::started_waiting();
-                }
+                // The thread begins waiting: its alarm rings the late runner LATE_AFTER from
+                // now, unless the scope ends first. Armed after the lock is dropped: only this
+                // thread arms or disarms it, so program order is all the order it needs.
+                let arm = alarm.filter(|_| !std::mem::replace(&mut list.waiting, true));
                 drop(list);
+                if let Some(alarm) = arm {
+                    alarm.arm();
+                }
                 s.deferred += 1;
             }
         });
@@ -135,15 +139,18 @@ pub fn current(waker: &Waker) -> Option<ScopeId> {
         .flatten()
 }
 
-/// Whether the late runner can run this process's long polls' items early: `false` only if
-/// its thread or timer could not be made, in which case a deferral waits for its poll's end,
-/// however long, and an I/O type that must not hold bytes that long should not defer.
+/// Whether the late runner can run this thread's long polls' items early: `false` only if
+/// its thread or this thread's timer could not be made, in which case a deferral waits for its
+/// poll's end, however long, and an I/O type that must not hold bytes that long should not
+/// defer.
 ///
 /// ```
 /// assert!(spinpark_executor::task::poll_end::late_runner_available());
 /// ```
 pub fn late_runner_available() -> bool {
-    late::available()
+    STATE
+        .try_with(|s| s.borrow().items.alarm().is_some())
+        .unwrap_or(false)
 }
 
 /// Runs the items deferred to the current scope so far, now, first-deferred-first. For a
@@ -223,72 +230,62 @@ struct State {
     items: Arc<Items>,
 }
 
-/// A thread's deferred items, which the late runner reads from its own thread.
+/// A thread's deferred items, which the late runner reads from its own thread, and the
+/// thread's alarm, made on first use.
 #[derive(Default)]
-struct Items(Mutex<List>);
+struct Items {
+    list: Mutex<List>,
+    alarm: OnceLock<Option<ThreadAlarm>>,
+}
 
 #[derive(Default)]
 struct List {
     /// Every item deferred to the thread's active scopes, in deferral order.
     items: Vec<Arc<dyn PollEnd>>,
-    /// Some of `items` have run neither at their scope's end nor from the late runner: the
-    /// thread counts as one whose poll the late runner must look at (`late.rs`).
+    /// Some of `items` have run neither at their scope's end nor from the late runner, and
+    /// the thread's alarm is armed for them (`late.rs`).
     waiting: bool,
 }
 
 impl Items {
     fn lock(&self) -> MutexGuard<'_, List> {
         // Items never panic while it is held (the guard is dropped before one runs).
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.list.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The thread's alarm, made on first use; `None` if it could not be.
+    fn alarm(self: &Arc<Self>) -> Option<&ThreadAlarm> {
+        self.alarm
+            .get_or_init(|| ThreadAlarm::new(self).ok())
+            .as_ref()
     }
 }
 
-/// Every thread's items that may still hold some: registered when a thread first uses a
-/// scope, pruned by the late runner and now and then by a registration once the thread is
-/// gone.
-static THREADS: Mutex<Vec<Weak<Items>>> = Mutex::new(Vec::new());
-
 impl State {
     fn new() -> State {
-        let items = Arc::new(Items::default());
-        let mut threads = THREADS.lock().unwrap_or_else(|e| e.into_inner());
-        // Threads come and go (runtimes, `block_in_place` carriers): forget the gone ones now
-        // and then, so the list stays bounded by the live ones (amortised: at doublings).
-        if threads.len() >= 64 && threads.len().is_power_of_two() {
-            threads.retain(|t| t.strong_count() > 0);
-        }
-        threads.push(Arc::downgrade(&items));
         State {
             id: 0,
             waker: std::ptr::null(),
             start: 0,
             deferred: 0,
-            items,
+            items: Arc::new(Items::default()),
         }
     }
 }
 
-/// The late runner's look: every thread's items that wait (some have not run since they were
-/// deferred), in deferral order per thread, and how many threads that is. Those threads no
-/// longer wait (their items stay deferred, for their scopes' ends).
-fn take_waiting() -> (Vec<Arc<dyn PollEnd>>, usize) {
-    let mut pending = Vec::new();
-    let mut threads = 0;
-    THREADS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .retain(|t| match t.upgrade() {
-            Some(items) => {
-                let mut list = items.lock();
-                if std::mem::take(&mut list.waiting) {
-                    pending.extend(list.items.iter().cloned());
-                    threads += 1;
-                }
-                true
-            }
-            None => false,
-        });
-    (pending, threads)
+/// The late runner's look, once the alarm of the thread whose items are `items` rang: if the
+/// thread still waits, it stops, and its items run now, in deferral order (they stay deferred,
+/// for their scopes' ends). Whether any ran.
+fn run_late(items: &Items) -> bool {
+    let pending = {
+        let mut list = items.lock();
+        if !std::mem::take(&mut list.waiting) {
+            return false;
+        }
+        list.items.clone()
+    };
+    pending.into_iter().for_each(|i| i.poll_end());
+    true
 }
 
 /// Whether this thread's deferrals are the late runner's to look at: always, but in this
@@ -338,8 +335,14 @@ fn run_from(start: usize) {
             s.deferred = start;
             let mut list = s.items.lock();
             let batch = list.items.split_off(start);
-            if list.items.is_empty() && std::mem::take(&mut list.waiting) {
-                late::stopped_waiting();
+            let disarm = list.items.is_empty() && std::mem::take(&mut list.waiting);
+            drop(list);
+            if disarm {
+                // Nothing waits: the alarm must not ring for nothing. (Had it rung, the late
+                // runner would have cleared `waiting`, and it is one-shot.)
+                if let Some(Some(alarm)) = s.items.alarm.get() {
+                    alarm.disarm();
+                }
             }
             batch
         });
@@ -490,6 +493,37 @@ mod tests {
         }
         assert_eq!(count.0.load(Ordering::Relaxed), 2);
         run_now(); // outside a scope: nothing to do, no panic
+    }
+
+    /// Whether this thread's alarm is armed now.
+    fn armed() -> bool {
+        STATE.with(|s| s.borrow().items.alarm().expect("an alarm").armed())
+    }
+
+    #[test]
+    fn the_alarm_is_armed_only_while_a_scope_holds_deferred_items() {
+        let waker = Waker::from(Arc::new(Noop));
+        let log = Arc::new(Mutex::new(Vec::new()));
+        for round in 0..3 {
+            assert!(!armed(), "round {round}: armed before any deferral");
+            {
+                let _scope = Scope::enter(&waker);
+                assert!(!armed(), "a scope that defers nothing arms nothing");
+                let scope = current(&waker).unwrap();
+                scope.defer(Arc::new(Log(log.clone(), "a")));
+                scope.defer(Arc::new(Log(log.clone(), "b")));
+                // Armed once for the poll. (A slow machine may let it ring already: the late
+                // runner then clears `waiting` and the one-shot alarm is spent.)
+                let waiting = STATE.with(|s| s.borrow().items.lock().waiting);
+                assert!(!waiting || armed(), "waiting without an armed alarm");
+                run_pending();
+                // Nothing waits any more: disarmed, so it cannot ring for nothing.
+                assert!(!armed(), "round {round}: armed after the items ran");
+                scope.defer(Arc::new(Log(log.clone(), "c")));
+            }
+            assert!(!armed(), "round {round}: armed after the scope ended");
+        }
+        assert_eq!(log.lock().unwrap().iter().filter(|l| **l == "c").count(), 3);
     }
 
     #[test]

@@ -11,67 +11,43 @@
 //!
 //! # How it works
 //!
-//! A thread *waits* while some item it deferred has run neither at its scope's end nor from
-//! here (`List::waiting` in `poll_end.rs`, changed under that thread's list lock). [`LATE`]
-//! counts the waiting threads. The thread itself sleeps on a `timerfd`, which is armed
-//! whenever some thread waits:
+//! Every thread that defers work has an alarm of its own, a [`ThreadAlarm`]: a `timerfd` that
+//! the runner's thread watches in one `epoll` set. A thread *waits* while some item it
+//! deferred has run neither at its scope's end nor from here (`List::waiting` in
+//! `poll_end.rs`, changed under that thread's list lock):
 //!
-//! * When the count leaves 0, the alarm is armed to ring [`LATE_AFTER`] from now, unless it
-//!   is armed already to ring sooner (one `timerfd_settime`, which wakes nobody).
-//! * When the count returns to 0, the alarm is disarmed, unless polls that defer come so often
-//!   (the previous one started less than [`LATE_AFTER`] before) that the next one will want it
-//!   armed again at once: then a ring with nothing to do is cheaper than two syscalls a poll.
-//! * When it rings, the late runner takes every waiting thread's items (they stop waiting;
-//!   the items stay deferred to their scopes), runs them first-deferred-first per thread, and
-//!   re-arms the alarm if a thread began waiting meanwhile.
+//! * When a thread begins waiting (its poll deferred its first item), it arms its own alarm to
+//!   ring [`LATE_AFTER`] from now: one `timerfd_settime`, which wakes nobody.
+//! * When it stops waiting (the scope ended and ran its items), it disarms it: one more.
+//! * When an alarm rings, the runner takes that thread's items, if it still waits (it stops
+//!   waiting; the items stay deferred to their scopes), and runs them first-deferred-first.
+//!   The alarm is one-shot: the thread arms it again when it next begins waiting.
 //!
-//! So a poll that deferred work and ends within [`LATE_AFTER`] (nearly all) costs at most the
-//! two syscalls, and often none; an item waits at most about [`LATE_AFTER`] (plus the time
-//! the kernel takes to schedule this thread) for a poll that lasts long. All of it is under
-//! one mutex, taken when a thread starts or stops waiting: the waits' count and the alarm
-//! change together, so no disarm can pass an arm that came after it.
+//! So the alarm rings only for a poll that is actually late: a poll that defers and ends
+//! within [`LATE_AFTER`] costs its thread two syscalls and wakes no thread, at any rate of
+//! such polls, on every flavour. Nothing on that path is shared between threads: each
+//! thread's alarm and list are its own, and the runner's registry of alarms is touched only
+//! when a thread makes its alarm, when that thread is gone, and when an alarm rings. (The
+//! previous design shared one alarm under a process-wide mutex, and left it armed while such
+//! polls came densely, so it rang with nothing to do up to once a request.)
 //!
-//! If the thread or its timer cannot be made (a process out of threads or fds), nothing runs
-//! early: [`available`] says so, and callers that must not hold bytes do not defer.
+//! If the runner's thread, its `epoll` set or a thread's `timerfd` cannot be made (a process
+//! out of threads or fds), nothing of that thread runs early: [`ThreadAlarm::new`] says so,
+//! and callers that must not hold bytes do not defer.
 
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::collections::HashMap;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Duration;
 
-use crate::idle::{Alarm, SysAlarm};
+use super::Items;
 
 /// How long a poll may hold deferred work before the late runner runs it from its thread.
 pub const LATE_AFTER: Duration = Duration::from_micros(500);
 
-/// The waiting threads and the alarm, changed together.
-struct Late {
-    /// Threads with items that have not run yet.
-    waiting: usize,
-    /// When the alarm rings, if it is armed.
-    armed: Option<Instant>,
-    /// When the count last left 0, to tell polls that defer often from rare ones.
-    last_start: Option<Instant>,
-    /// Polls that defer come often: leave the alarm armed when the count returns to 0.
-    dense: bool,
-    /// The runner's alarm, once it runs.
-    alarm: Option<Arc<SysAlarm>>,
-}
-
-static LATE: Mutex<Late> = Mutex::new(Late {
-    waiting: 0,
-    armed: None,
-    last_start: None,
-    dense: false,
-    alarm: None,
-});
-
-/// Whether the runner has started (`STARTED`), could not be (`FAILED`), or has not been
-/// tried yet (0).
-static RUNNER: AtomicU8 = AtomicU8::new(0);
-const STARTED: u8 = 1;
-const FAILED: u8 = 2;
-
-/// Rings of the alarm that found items to run.
+/// Rings of an alarm that found items to run.
 static RUNS: AtomicU64 = AtomicU64::new(0);
 
 /// How many times, in this process, the late runner has run the items of a poll that lasted
@@ -86,125 +62,203 @@ pub fn late_runs() -> u64 {
     RUNS.load(Ordering::Relaxed)
 }
 
-fn lock() -> MutexGuard<'static, Late> {
-    // No code that can panic runs under it.
-    LATE.lock().unwrap_or_else(|e| e.into_inner())
+/// The runner: its `epoll` set of the threads' alarms, and which thread each alarm is.
+struct Runner {
+    epoll: OwnedFd,
+    /// Alarm token to its thread's items. Locked only to register, forget and look up on a
+    /// ring, never on a poll's path.
+    threads: Mutex<HashMap<u64, Weak<Items>>>,
+    /// The next token.
+    next: AtomicU64,
 }
 
-/// Whether the runner runs (starting it on the first call).
-pub(super) fn available() -> bool {
-    // Acquire: pairs with the Release store after the runner's alarm is in `LATE`.
-    match RUNNER.load(Ordering::Acquire) {
-        STARTED => true,
-        FAILED => false,
-        _ => {
-            let mut late = lock();
-            start(&mut late);
-            late.alarm.is_some()
-        }
-    }
+/// The runner, started on first use; `None` if it could not be.
+fn runner() -> Option<&'static Runner> {
+    static RUNNER: OnceLock<Option<Runner>> = OnceLock::new();
+    RUNNER.get_or_init(|| Runner::start().ok()).as_ref()
 }
 
-/// Starts the runner's thread if it has not been tried yet.
-fn start(late: &mut Late) {
-    if late.alarm.is_some() || RUNNER.load(Ordering::Relaxed) == FAILED {
-        return;
+/// The result `r` of a libc call that returns -1 and sets `errno` on failure, as an
+/// `io::Error` that says what failed.
+fn check(what: &str, r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(
+            e.kind(),
+            format!("spinpark: {what} for the late runner: {e}"),
+        ));
     }
-    let made = SysAlarm::new().and_then(|alarm| {
-        let alarm = Arc::new(alarm);
-        let theirs = alarm.clone();
+    Ok(r)
+}
+
+impl Runner {
+    fn start() -> io::Result<Runner> {
+        // SAFETY: no pointers; a valid flag.
+        let fd = check("epoll_create1", unsafe {
+            libc::epoll_create1(libc::EPOLL_CLOEXEC)
+        })?;
+        // SAFETY: `fd` was just returned by epoll_create1 and is owned by nobody else.
+        let epoll = unsafe { OwnedFd::from_raw_fd(fd) };
+        let epfd = epoll.as_raw_fd();
         std::thread::Builder::new()
             .name("spinpark-late".into())
-            .spawn(move || run(&theirs))
-            .map(|_| alarm)
-    });
-    let state = match made {
-        Ok(alarm) => {
-            late.alarm = Some(alarm);
-            STARTED
+            .spawn(move || run(epfd))?;
+        Ok(Runner {
+            epoll,
+            threads: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(1),
+        })
+    }
+
+    fn threads(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Weak<Items>>> {
+        // No code that can panic runs under it.
+        self.threads.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// One thread's alarm: rings the runner [`LATE_AFTER`] after the thread began waiting.
+pub(super) struct ThreadAlarm {
+    fd: OwnedFd,
+    token: u64,
+}
+
+impl ThreadAlarm {
+    /// The alarm of the thread whose items are `items`, registered with the runner (started
+    /// if need be).
+    ///
+    /// # Errors
+    /// The runner could not be started, or `timerfd_create`/`epoll_ctl` failed (`EMFILE`,
+    /// `ENOMEM`), with context.
+    pub(super) fn new(items: &Arc<Items>) -> io::Result<ThreadAlarm> {
+        let runner = runner().ok_or_else(|| {
+            io::Error::other("spinpark: the late runner's thread could not be started")
+        })?;
+        // SAFETY: no pointers; valid clock and flags. Non-blocking: the runner reads it only
+        // after epoll said it rang, and a disarm in between leaves nothing to read.
+        let fd = check("timerfd_create", unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_CLOEXEC | libc::TFD_NONBLOCK,
+            )
+        })?;
+        // SAFETY: `fd` was just returned by timerfd_create and is owned by nobody else.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // Relaxed: tokens only have to be distinct.
+        let token = runner.next.fetch_add(1, Ordering::Relaxed);
+        // In the registry before the fd is in the set, so that a ring always finds it.
+        runner.threads().insert(token, Arc::downgrade(items));
+        let mut event = libc::epoll_event {
+            events: libc::EPOLLIN as u32,
+            u64: token,
+        };
+        // SAFETY: both fds are valid and ours; `event` is a valid epoll_event on the stack.
+        let added = check("epoll_ctl", unsafe {
+            libc::epoll_ctl(
+                runner.epoll.as_raw_fd(),
+                libc::EPOLL_CTL_ADD,
+                fd.as_raw_fd(),
+                &mut event,
+            )
+        });
+        if let Err(e) = added {
+            runner.threads().remove(&token);
+            return Err(e);
         }
-        Err(_) => FAILED,
+        Ok(ThreadAlarm { fd, token })
+    }
+
+    /// Rings [`LATE_AFTER`] from now.
+    pub(super) fn arm(&self) {
+        settime(self.fd.as_raw_fd(), LATE_AFTER);
+    }
+
+    /// Rings never (until armed again).
+    pub(super) fn disarm(&self) {
+        settime(self.fd.as_raw_fd(), Duration::ZERO);
+    }
+
+    /// Whether the alarm is armed now (for tests).
+    #[cfg(test)]
+    pub(super) fn armed(&self) -> bool {
+        // SAFETY: an all-zero itimerspec is a valid value to be overwritten.
+        let mut cur: libc::itimerspec = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid timerfd we own and a valid itimerspec to write into.
+        let r = unsafe { libc::timerfd_gettime(self.fd.as_raw_fd(), &mut cur) };
+        assert_eq!(r, 0, "timerfd_gettime: {}", io::Error::last_os_error());
+        cur.it_value.tv_sec != 0 || cur.it_value.tv_nsec != 0
+    }
+}
+
+impl Drop for ThreadAlarm {
+    fn drop(&mut self) {
+        // The fd's close takes it out of the epoll set (nobody else holds a copy of it).
+        if let Some(runner) = runner() {
+            runner.threads().remove(&self.token);
+        }
+    }
+}
+
+/// Sets the one-shot timer `fd` to ring `after` from now; zero disarms it.
+fn settime(fd: RawFd, after: Duration) {
+    let spec = libc::itimerspec {
+        it_interval: libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        },
+        it_value: libc::timespec {
+            tv_sec: after.as_secs() as libc::time_t,
+            tv_nsec: after.subsec_nanos() as libc::c_long,
+        },
     };
-    // Release: see `available`.
-    RUNNER.store(state, Ordering::Release);
+    // SAFETY: a valid timerfd we own, a valid itimerspec on the stack, and a null old-value
+    // pointer (allowed). The only possible errors (EBADF, EFAULT, EINVAL) cannot happen with
+    // these arguments; were one to, a late poll's items would wait for its end.
+    unsafe {
+        libc::timerfd_settime(fd, 0, &spec, std::ptr::null_mut());
+    }
 }
 
-/// A thread began waiting (called under its list's lock).
-pub(super) fn started_waiting() {
-    let mut late = lock();
-    late.waiting += 1;
-    if late.waiting > 1 {
-        // The alarm is armed for the first (or the runner re-arms it after its look).
-        return;
-    }
-    let now = Instant::now();
-    late.dense = late
-        .last_start
-        .is_some_and(|t| now.saturating_duration_since(t) < LATE_AFTER);
-    late.last_start = Some(now);
-    if late.armed.is_some_and(|at| at > now) {
-        // Rings sooner than `LATE_AFTER` from now: early is harmless.
-        return;
-    }
-    start(&mut late);
-    arm(&mut late, now + LATE_AFTER);
-}
-
-/// A thread stopped waiting: its scope ended or it ran its items (called under its list's
-/// lock).
-pub(super) fn stopped_waiting() {
-    let mut late = lock();
-    late.waiting -= 1;
-    if late.waiting == 0 && !late.dense && late.armed.is_some() {
-        if let Some(alarm) = &late.alarm {
-            alarm.set(None);
+/// The runner's thread: waits for any thread's alarm, then runs that thread's items.
+fn run(epfd: RawFd) {
+    const EVENTS: usize = 16;
+    let mut events = [libc::epoll_event { events: 0, u64: 0 }; EVENTS];
+    loop {
+        // SAFETY: a valid epoll fd (the runner lives in a static, never dropped) and a buffer
+        // of EVENTS events on the stack.
+        let n = unsafe { libc::epoll_wait(epfd, events.as_mut_ptr(), EVENTS as libc::c_int, -1) };
+        if n < 0 {
+            // EINTR: wait again. (Other errors are impossible on a valid epoll fd.)
+            continue;
         }
-        late.armed = None;
-    }
-}
-
-fn arm(late: &mut Late, at: Instant) {
-    if let Some(alarm) = &late.alarm {
-        alarm.set(Some(at.saturating_duration_since(Instant::now())));
-        late.armed = Some(at);
-    }
-}
-
-/// The runner's thread: waits for the alarm, then runs the waiting threads' items.
-fn run(alarm: &SysAlarm) {
-    while alarm.wait() {
-        {
-            let mut late = lock();
-            late.armed = None;
-            if late.waiting == 0 {
-                continue;
+        let Some(runner) = runner() else { return };
+        for event in &events[..n as usize] {
+            let token = event.u64;
+            let items = runner.threads().get(&token).and_then(Weak::upgrade);
+            if let Some(items) = items {
+                items.rang();
+                if super::run_late(&items) {
+                    // Relaxed: a statistic.
+                    RUNS.fetch_add(1, Ordering::Relaxed);
+                }
             }
         }
-        let (items, threads) = super::take_waiting();
-        {
-            let mut late = lock();
-            late.waiting -= threads;
-            if late.waiting > 0 && late.armed.is_none() {
-                // A thread began waiting after the look: its turn comes one period on.
-                arm(&mut late, Instant::now() + LATE_AFTER);
-            }
-        }
-        if !items.is_empty() {
-            // Relaxed: a statistic.
-            RUNS.fetch_add(1, Ordering::Relaxed);
-            items.into_iter().for_each(|i| i.poll_end());
-        }
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_runner_starts_once_and_stays() {
-        assert!(available());
-        assert!(available());
-        assert_eq!(RUNNER.load(Ordering::Acquire), STARTED);
+impl Items {
+    /// Reads the ring off this thread's alarm, so that epoll stops reporting it.
+    fn rang(&self) {
+        if let Some(Some(alarm)) = self.alarm.get() {
+            let mut expirations = 0u64;
+            // SAFETY: reads 8 bytes into a local u64 from a non-blocking timerfd we own;
+            // `EAGAIN` (disarmed since it rang) leaves nothing to do.
+            unsafe {
+                libc::read(
+                    alarm.fd.as_raw_fd(),
+                    (&mut expirations as *mut u64).cast(),
+                    std::mem::size_of::<u64>(),
+                );
+            }
+        }
     }
 }
