@@ -1,5 +1,6 @@
 //! Putting any non-blocking file descriptor on the runtime's reactor: [`AsyncFd`], with
-//! tokio's [`Interest`] and [`Ready`].
+//! tokio's [`Interest`] and [`Ready`]; and [`AutoFlush`], write buffering that flushes itself
+//! when the task's poll ends.
 //!
 //! ```
 //! use std::io::Read;
@@ -42,6 +43,7 @@ use crate::readiness::Direction;
 
 mod guard;
 
+pub use crate::auto_flush::{AutoFlush, AutoFlushWrite};
 pub use crate::interest::{Interest, Ready};
 pub use guard::{
     AsyncFdReadyGuard, AsyncFdReadyMutGuard, AsyncFdRegisterError, AsyncFdTryNewError, TryIoError,

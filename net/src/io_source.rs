@@ -90,6 +90,12 @@ impl<T: AsRawFd> IoSource<T> {
         Some(io)
     }
 
+    /// The source's readiness, for a sender that waits on it without the source (an
+    /// `AutoFlush` buffer flushed from another thread).
+    pub(crate) fn readiness(&self) -> &Arc<Readiness> {
+        &self.readiness
+    }
+
     /// The reactor this source is registered with.
     pub(crate) fn reactor(&self) -> &Arc<Reactor> {
         &self.reactor

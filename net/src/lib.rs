@@ -50,6 +50,7 @@
 #![warn(missing_docs)]
 
 mod addr;
+mod auto_flush;
 mod buf;
 mod cork;
 mod halves;

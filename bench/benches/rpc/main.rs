@@ -126,7 +126,8 @@ struct Cli {
     layout: Option<Layouts>,
     /// Run only the modes whose name contains one of these, comma-separated; poisson,
     /// sweep, floor, neighbour (gaps beside a CPU-bound process on the server CPUs), deadline,
-    /// pipelined (async 4x16 against tokio, monoio, glommio and compio), kv, http, compat and
+    /// pipelined (async 4x16 against tokio, monoio, glommio and compio), twowrite (one client,
+    /// replies in two writes), kv, http, compat and
     /// downstream (a downstream HTTP call per request) run only when named
     #[arg(long, value_name = "MODES", value_delimiter = ',')]
     only: Vec<String>,
@@ -313,7 +314,10 @@ fn main() {
         }
         let runtime = match rt.as_str() {
             "spinpark" => "spinpark",
+            "spinpark-split" => "spinpark-split",
+            "spinpark-autoflush" => "spinpark-autoflush",
             "tokio" => "tokio",
+            "tokio-split" => "tokio-split",
             "tokio-batched" => "tokio-batched",
             "kv" => "kv",
             "floor" => "floor",
@@ -411,6 +415,33 @@ fn plan(opts: &Options, layout: &Layout, workers: usize, modes: Vec<Mode>, note:
     }
 }
 
+/// `--only twowrite`: one client at 100 and 300 us gaps, replies in two writes (a 4-byte
+/// length prefix, then the body) against the same server writing one, and against tokio
+/// writing two.
+fn twowrite_plans(opts: &Options, layout: &Layout, workers: usize) -> Vec<Plan> {
+    let modes = vec![
+        mode::gap(100, opts.quick, opts.gap_budget),
+        mode::gap(300, opts.quick, opts.gap_budget),
+    ];
+    let pair = |a: &'static str, b: &'static str, what: &str| {
+        let mut p = plan(opts, layout, workers, modes.clone(), "");
+        p.title = format!("{}, {what}", p.title);
+        p.specs = vec![
+            Spec::new(a, workers).spin(opts.spin),
+            Spec::new(b, workers).spin(opts.spin),
+        ];
+        p
+    };
+    vec![
+        pair(
+            "spinpark-split",
+            "spinpark",
+            "replies in two writes against one",
+        ),
+        pair("spinpark-split", "tokio-split", "replies in two writes"),
+    ]
+}
+
 fn wants(opts: &Options, what: &str) -> bool {
     mode::named(&opts.only, what)
 }
@@ -433,7 +464,9 @@ fn run(opts: &Options) {
     let floor = wants(opts, "floor");
     let with_neighbour = wants(opts, "neighbour") || wants(opts, "neighbor");
     let pipelined = wants(opts, "pipelined");
+    let twowrite = wants(opts, "twowrite");
     if candidates.is_empty()
+        && !twowrite
         && !deadline
         && !sweep
         && !kv
@@ -447,13 +480,13 @@ fn run(opts: &Options) {
             .map(Mode::name)
             .collect();
         usage_error(format!(
-            "--only {:?} matches no mode; modes: {}, and deadline, sweep, floor, neighbour, pipelined, kv",
+            "--only {:?} matches no mode; modes: {}, and deadline, sweep, floor, neighbour, pipelined, twowrite, kv",
             opts.only.join(","),
             names.join(", ")
         ));
     }
     // The echo tables' layouts (the other plans pick their own).
-    let layouts = if candidates.is_empty() && !deadline {
+    let layouts = if candidates.is_empty() && !deadline && !twowrite {
         Vec::new()
     } else {
         layouts(opts)
@@ -463,6 +496,9 @@ fn run(opts: &Options) {
         for workers in worker_counts(opts, layout) {
             if !candidates.is_empty() {
                 plans.push(plan(opts, layout, workers, candidates.clone(), ""));
+            }
+            if twowrite && layout.is_remote() {
+                plans.extend(twowrite_plans(opts, layout, workers));
             }
             if deadline {
                 let modes = mode::throughput(opts.quick)

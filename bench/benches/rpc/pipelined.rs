@@ -77,6 +77,7 @@ impl Plan {
     fn servers(&self) -> Vec<Contender> {
         let mut v = vec![
             Contender::Own(Spec::new("spinpark", 1).spin(Some(self.spin))),
+            Contender::Own(Spec::new("spinpark-autoflush", 1).spin(Some(self.spin))),
             Contender::Own(Spec::new("tokio", 1)),
             Contender::Own(Spec::new("tokio-batched", 1)),
         ];
@@ -304,6 +305,26 @@ impl Plan {
                 perf_errors.join("; ")
             )
             .unwrap();
+        }
+        // The opt-in buffer against the hand-batched tokio server it stands in for.
+        let find = |name: &str| {
+            servers
+                .iter()
+                .position(|s| matches!(s, Contender::Own(spec) if spec.runtime == name))
+        };
+        if let (Some(a), Some(b)) = (find("spinpark-autoflush"), find("tokio-batched")) {
+            let ratios: Vec<f64> = paired_ratios(&rows[a].per_round(), &rows[b].per_round())
+                .into_iter()
+                .filter(|r| r.is_finite())
+                .collect();
+            if !ratios.is_empty() {
+                writeln!(
+                    o,
+                    "\nspinpark-autoflush / tokio-batched, Reqs/sec: **{}** (the plain handler on `spinpark::io::AutoFlush` against tokio with replies batched by hand; paired by round)",
+                    Spread::of(ratios.iter().copied()).show_ratio()
+                )
+                .unwrap();
+            }
         }
         for n in notes {
             writeln!(o, "\n{n}").unwrap();

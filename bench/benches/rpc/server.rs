@@ -83,7 +83,10 @@ impl Spec {
     }
 
     pub fn spin(mut self, spin: Option<Spin>) -> Spec {
-        if !matches!(self.runtime, "tokio" | "tokio-batched" | "floor") {
+        if !matches!(
+            self.runtime,
+            "tokio" | "tokio-batched" | "tokio-split" | "floor"
+        ) {
             self.spin = spin;
         }
         self
@@ -308,8 +311,13 @@ fn spin_summary(rt: &spinpark::Runtime) -> String {
 /// Runs the server `spec` describes in this process, until stdin closes.
 pub fn serve(spec: &Spec) {
     match spec.runtime {
-        "spinpark" => serve_spinpark(spec.workers, spec.spin, spec.deadline),
+        "spinpark" => serve_spinpark(spec.workers, spec.spin, Handler::of(spec.deadline)),
+        "spinpark-split" => serve_spinpark(spec.workers, spec.spin, Handler::Split),
+        "spinpark-autoflush" => serve_spinpark(spec.workers, spec.spin, Handler::AutoFlush),
         "tokio" => serve_tokio(spec.workers, spec.deadline),
+        "tokio-split" => serve_tokio_with(spec.workers, "tokio-split", |stream| {
+            serve_tokio_split_conn(stream, DEFAULT_MAX_FRAME)
+        }),
         "tokio-batched" => serve_tokio_batched(spec.workers),
         "kv" => serve_kv(spec.workers, spec.spin),
         "floor" => serve_floor(),
@@ -351,7 +359,30 @@ fn serve_kv(workers: usize, spin: Option<Spin>) {
     control_loop();
 }
 
-fn serve_spinpark(workers: usize, spin: Option<Spin>, with_deadline: bool) {
+/// How a spinpark server's connections are served.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Handler {
+    /// `serve_futures_io`: one `write_all` a reply.
+    Plain,
+    /// The same under a per-request deadline (`deadline.rs`).
+    Deadline,
+    /// Each reply in two writes: its 4-byte length prefix, then its body.
+    Split,
+    /// `serve_futures_io` on the stream wrapped in `spinpark::io::AutoFlush`.
+    AutoFlush,
+}
+
+impl Handler {
+    fn of(deadline: bool) -> Handler {
+        if deadline {
+            Handler::Deadline
+        } else {
+            Handler::Plain
+        }
+    }
+}
+
+fn serve_spinpark(workers: usize, spin: Option<Spin>, handler: Handler) {
     let rt = spinpark_runtime(workers, spin);
     let listener = listen_spinpark(&rt);
     rt.spawn(async move {
@@ -365,10 +396,14 @@ fn serve_spinpark(workers: usize, spin: Option<Spin>, with_deadline: bool) {
             };
             stream.set_nodelay(true).ok();
             spinpark::spawn(async move {
-                let served = if with_deadline {
-                    deadline::serve_spinpark(stream, DEFAULT_MAX_FRAME).await
-                } else {
-                    serve_futures_io(stream, DEFAULT_MAX_FRAME).await
+                let served = match handler {
+                    Handler::Plain => serve_futures_io(stream, DEFAULT_MAX_FRAME).await,
+                    Handler::Deadline => deadline::serve_spinpark(stream, DEFAULT_MAX_FRAME).await,
+                    Handler::Split => serve_futures_io_split(stream, DEFAULT_MAX_FRAME).await,
+                    Handler::AutoFlush => {
+                        let stream = spinpark::io::AutoFlush::new(stream);
+                        serve_futures_io(stream, DEFAULT_MAX_FRAME).await
+                    }
                 };
                 if let Err(e) = served {
                     eprintln!("spinpark server: closing a connection: {e}");
@@ -476,6 +511,55 @@ async fn serve_tokio_batched_conn(stream: tokio::net::TcpStream, max: usize) -> 
         if stream.buffer().is_empty() && !out.is_empty() {
             stream.get_mut().write_all(&out).await?;
             out.clear();
+        }
+    }
+}
+
+/// `serve_futures_io` with each reply written in two writes, its 4-byte length prefix and
+/// then its body: the most common reply shape after one `write_all`.
+async fn serve_futures_io_split(stream: spinpark::net::TcpStream, max: usize) -> io::Result<u64> {
+    use futures_util::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+    let mut stream = BufReader::with_capacity(16 * 1024, stream);
+    let mut frames = FrameReader::new(max);
+    let mut served = 0;
+    loop {
+        let n = stream.read(frames.spare()).await?;
+        if n == 0 {
+            return match frames.is_empty() {
+                true => Ok(served),
+                false => Err(frames.eof_error()),
+            };
+        }
+        if frames.filled(n)? {
+            let (prefix, body) = frames.frame().split_at(4);
+            stream.get_mut().write_all(prefix).await?;
+            stream.get_mut().write_all(body).await?;
+            frames.consume();
+            served += 1;
+        }
+    }
+}
+
+/// `serve_futures_io_split` on tokio.
+async fn serve_tokio_split_conn(stream: tokio::net::TcpStream, max: usize) -> io::Result<u64> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+    let mut stream = BufReader::with_capacity(16 * 1024, stream);
+    let mut frames = FrameReader::new(max);
+    let mut served = 0;
+    loop {
+        let n = stream.read(frames.spare()).await?;
+        if n == 0 {
+            return match frames.is_empty() {
+                true => Ok(served),
+                false => Err(frames.eof_error()),
+            };
+        }
+        if frames.filled(n)? {
+            let (prefix, body) = frames.frame().split_at(4);
+            stream.get_mut().write_all(prefix).await?;
+            stream.get_mut().write_all(body).await?;
+            frames.consume();
+            served += 1;
         }
     }
 }

@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::halves::OwnedWrite;
+use crate::auto_flush::auto_flush_write;
 use crate::io_traits::{impl_async_read, impl_async_write};
 
 use super::TcpStream;
@@ -180,3 +181,5 @@ impl_async_read!(ReadHalf<'_>, s => s.0.core);
 impl_async_write!(WriteHalf<'_>, s => s.0.core);
 impl_async_read!(OwnedReadHalf, s => s.0.core);
 impl_async_write!(OwnedWriteHalf, s => s.0.stream().core);
+auto_flush_write!(WriteHalf<'_>, s => s.0.core);
+auto_flush_write!(OwnedWriteHalf, s => s.0.stream().core);

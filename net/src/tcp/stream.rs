@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
 use std::task::{Context, Poll};
 
+use crate::auto_flush::auto_flush_write;
 use crate::io_traits::{impl_async_read, impl_async_write};
 use crate::readiness::Direction;
 use crate::stream::StreamCore;
@@ -342,6 +343,7 @@ impl_async_read!(TcpStream, s => s.core);
 impl_async_write!(TcpStream, s => s.core);
 impl_async_read!(&TcpStream, s => s.core);
 impl_async_write!(&TcpStream, s => s.core);
+auto_flush_write!(TcpStream, s => s.core);
 
 impl AsRawFd for TcpStream {
     fn as_raw_fd(&self) -> RawFd {

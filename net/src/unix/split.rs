@@ -9,6 +9,7 @@ use std::io;
 use std::sync::Arc;
 
 use crate::halves::OwnedWrite;
+use crate::auto_flush::auto_flush_write;
 use crate::io_traits::{impl_async_read, impl_async_write};
 
 use super::{SocketAddr, UnixStream};
@@ -169,3 +170,5 @@ impl_async_read!(ReadHalf<'_>, s => s.0.core);
 impl_async_write!(WriteHalf<'_>, s => s.0.core);
 impl_async_read!(OwnedReadHalf, s => s.0.core);
 impl_async_write!(OwnedWriteHalf, s => s.0.stream().core);
+auto_flush_write!(WriteHalf<'_>, s => s.0.core);
+auto_flush_write!(OwnedWriteHalf, s => s.0.stream().core);

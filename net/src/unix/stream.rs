@@ -5,6 +5,7 @@ use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
 
+use crate::auto_flush::auto_flush_write;
 use crate::io_traits::{impl_async_read, impl_async_write};
 use crate::readiness::Direction;
 use crate::stream::StreamCore;
@@ -308,6 +309,7 @@ impl_async_read!(UnixStream, s => s.core);
 impl_async_write!(UnixStream, s => s.core);
 impl_async_read!(&UnixStream, s => s.core);
 impl_async_write!(&UnixStream, s => s.core);
+auto_flush_write!(UnixStream, s => s.core);
 
 impl AsRawFd for UnixStream {
     fn as_raw_fd(&self) -> RawFd {
