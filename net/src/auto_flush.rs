@@ -371,8 +371,7 @@ impl<W: AutoFlushWrite> AutoFlush<W> {
     /// Buffers `data` if the task's poll has an end to flush it at and it fits; else sends
     /// what is buffered, then buffers it or (too large to buffer) sends it directly.
     fn poll_write_buf(&self, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
-        let scope =
-            poll_end::current(cx.waker()).filter(|_| poll_end::late_runner_available());
+        let scope = poll_end::current(cx.waker()).filter(|_| poll_end::late_runner_available());
         {
             let mut st = self.shared.lock();
             if let Some(e) = st.error.take() {

@@ -91,6 +91,10 @@ use crate::sys;
 /// segments of their own).
 pub(crate) const SMALL: usize = 16 * 1024;
 
+/// The most writes a poll may make and still count as one reply's shape (a length prefix and
+/// a body, a header, a body and a trailer...).
+const REPLY_SHAPE_MAX: u32 = 4;
+
 /// A TCP connection's coalescing state.
 pub(crate) struct Cork {
     fd: RawFd,
@@ -109,13 +113,16 @@ struct State {
     /// input this scope's writes answer. And `read` at this scope's first write.
     input: u32,
     read_mark: u32,
-    /// The fewest small writes a writing scope made, and the fewest bytes of input one
-    /// answered, over the last 32 to 64 such scopes: the connection's reply to one request
-    /// and one request, as far as the socket can tell.
+    /// The fewest small writes a writing scope made (of those that made at most
+    /// `REPLY_SHAPE_MAX`), and the fewest bytes of input one answered, over the last 32 to 64
+    /// such scopes: the connection's reply to one request and one request, as far as the
+    /// socket can tell.
     reply: RecentMin,
     request: RecentMin,
     /// The cork is deferred to the scope in `wrote` and has not run since.
     deferred: bool,
+    /// The scope in `wrote` answers several requests (`State::plan`).
+    pipelined: bool,
     /// Bytes were sent with `MSG_MORE` since the last push.
     queued: bool,
     /// The fd is no longer this cork's to push (the socket was dropped or unwrapped).
@@ -238,20 +245,27 @@ impl State {
     /// How a small write from the poll `scope` goes, `read` being the connection's read count
     /// now. It is queued when the poll's writes are known to answer more than one request:
     ///
-    /// * the input this poll answers is at least twice the smallest one request has been
-    ///   (the peer pipelines: several requests are here), which queues even the first write,
-    ///   so that a batch of replies leaves in one segment;
-    /// * or the poll has already made as many writes as the connection's smallest reply takes
-    ///   (one until a poll has been seen): this write is past one reply's worth.
+    /// * the input this poll answers is at least twice the smallest one request has been, or
+    ///   the previous poll wrote more than one reply takes (the peer pipelines: several
+    ///   requests are here, or were a moment ago). That queues even the first write, so that a
+    ///   batch of replies leaves in one segment;
+    /// * or the poll has already made as many writes as one reply takes: this write is past one
+    ///   reply's worth.
     ///
-    /// Otherwise it is an ordinary send. So at one request in flight a reply written in one
-    /// write, or in a header and a body, leaves as tokio's does, write by write, and nothing is
-    /// left to push or for the late runner to watch.
+    /// One reply takes the fewest writes a poll of this connection made, counting only polls
+    /// of at most [`REPLY_SHAPE_MAX`] writes (a poll that wrote more answered several
+    /// requests, or wrote a reply that gains from coalescing anyway); one write until such a
+    /// poll has been seen. Otherwise a write is an ordinary send. So at one request in flight a
+    /// reply written in one write, or in a header and a body, leaves as tokio's does, write by
+    /// write, and nothing is left to push or for the late runner to watch.
     fn plan(&mut self, scope: ScopeId, read: u32) -> Plan {
         if self.wrote != Some(scope) {
-            if self.writes > 0 {
+            let previous = self.writes;
+            if previous > 0 {
                 // The previous writing scope's figures are final.
-                self.reply.add(self.writes);
+                if previous <= REPLY_SHAPE_MAX {
+                    self.reply.add(previous);
+                }
                 if self.input > 0 {
                     self.request.add(self.input);
                 }
@@ -261,16 +275,18 @@ impl State {
             self.writes = 0;
             self.input = read.wrapping_sub(self.read_mark);
             self.read_mark = read;
+            let one_reply = self.reply.get().unwrap_or(1);
+            self.pipelined = previous > one_reply
+                || self
+                    .request
+                    .get()
+                    .is_some_and(|one| u64::from(self.input) >= 2 * u64::from(one));
         }
         let earlier = self.writes;
         self.writes = self.writes.saturating_add(1);
-        let several_requests = self
-            .request
-            .get()
-            .is_some_and(|one| u64::from(self.input) >= 2 * u64::from(one));
-        let past_one_reply = earlier >= self.reply.get().unwrap_or(1).max(1);
+        let past_one_reply = earlier >= self.reply.get().unwrap_or(1);
         // Without a late runner a blocked poll would hold the bytes: push them at once.
-        if (several_requests || past_one_reply) && poll_end::late_runner_available() {
+        if (self.pipelined || past_one_reply) && poll_end::late_runner_available() {
             Plan::More
         } else {
             Plan::Push
@@ -350,20 +366,46 @@ mod tests {
     #[test]
     fn a_poll_that_answers_several_requests_queues_from_its_first_write() {
         let got = plans(|cork, scope| {
-            [(1600, 16), (100, 1), (1500, 15), (100, 1), (300, 3)]
-                .map(|(input, writes)| poll(cork, scope, input, writes))
+            [
+                (1600, 16),
+                (1600, 16),
+                (100, 1),
+                (1500, 15),
+                (100, 1),
+                (100, 1),
+                (300, 3),
+            ]
+            .map(|(input, writes)| poll(cork, scope, input, writes))
         });
         // A connection's first poll knows nothing: its first write goes at once, the rest are
         // past one reply's worth (one write until a poll has been seen).
         assert_eq!(got[0][0], Push);
         assert!(got[0][1..].iter().all(|p| *p == More));
-        // A lone request: its reply at once.
-        assert_eq!(got[1], [Push]);
-        // Several requests' worth of input: every reply queued, the first included, so the
+        // The last poll wrote more than a reply takes: the peer pipelines; all queued, so the
         // batch leaves in one segment.
-        assert!(got[2].iter().all(|p| *p == More));
-        assert_eq!(got[3], [Push]);
-        assert!(got[4].iter().all(|p| *p == More));
+        assert!(got[1].iter().all(|p| *p == More));
+        // A lone request after a batch: queued too (its poll ends at once, pushing it).
+        assert_eq!(got[2], [More]);
+        // Several requests' worth of input: every reply queued, the first included.
+        assert!(got[3].iter().all(|p| *p == More));
+        assert_eq!(got[4], [More]);
+        // A lone request after a lone request: at once.
+        assert_eq!(got[5], [Push]);
+        assert!(got[6].iter().all(|p| *p == More));
+    }
+
+    #[test]
+    fn batches_of_the_same_size_every_poll_leave_in_one_segment() {
+        // A peer that always sends 16 requests at once: no poll shows one request alone.
+        let got = plans(|cork, scope| {
+            (0..100)
+                .map(|_| poll(cork, scope, 1600, 16))
+                .collect::<Vec<_>>()
+        });
+        assert_eq!(got[0][0], Push);
+        for g in &got[1..] {
+            assert!(g.iter().all(|p| *p == More));
+        }
     }
 
     #[test]

@@ -25,8 +25,14 @@ fn flavours() -> Vec<(&'static str, Runtime)> {
             "current-thread",
             Builder::new_current_thread().build().unwrap(),
         ),
-        ("1 worker", Builder::new().worker_threads(1).build().unwrap()),
-        ("2 workers", Builder::new().worker_threads(2).build().unwrap()),
+        (
+            "1 worker",
+            Builder::new().worker_threads(1).build().unwrap(),
+        ),
+        (
+            "2 workers",
+            Builder::new().worker_threads(2).build().unwrap(),
+        ),
     ]
 }
 
@@ -122,7 +128,10 @@ fn a_handler_that_never_flushes_answers_one_request_at_a_time_and_pipelined() {
             for i in 0..50 {
                 let req = format!("one {i}\n");
                 client.write_all(req.as_bytes()).unwrap();
-                assert_eq!(read_n(&mut client, req.len() + 1), format!("+{req}").into_bytes());
+                assert_eq!(
+                    read_n(&mut client, req.len() + 1),
+                    format!("+{req}").into_bytes()
+                );
             }
             // Pipelined: 64 requests in one write.
             let reqs: String = (0..64).map(|i| format!("p {i}\n")).collect();
@@ -199,7 +208,11 @@ fn writes_past_the_capacity_and_large_writes_arrive_whole_and_in_order() {
             let mut out = AutoFlush::with_capacity(1000, ours);
             // Small, medium (over the capacity) and large writes, mixed, in one poll.
             let mut at = 0;
-            for (i, len) in [10, 700, 5000, 1, 999, 1000, 60_000].iter().cycle().enumerate() {
+            for (i, len) in [10, 700, 5000, 1, 999, 1000, 60_000]
+                .iter()
+                .cycle()
+                .enumerate()
+            {
                 let end = (at + len).min(d.len());
                 out.write_all(&d[at..end]).await.unwrap();
                 at = end;
@@ -238,7 +251,10 @@ fn flush_and_close_send_the_buffer_before_they_return() {
         }))
         .unwrap();
     assert_eq!(peer_after.0, b"flushed");
-    assert_eq!(peer_after.1, b" then closed", "the bytes, then end of stream");
+    assert_eq!(
+        peer_after.1, b" then closed",
+        "the bytes, then end of stream"
+    );
 }
 
 #[test]
@@ -292,16 +308,23 @@ fn a_full_socket_gets_the_rest_of_the_buffer_while_the_task_waits_elsewhere() {
             out
         }))
         .unwrap();
-        assert_eq!(reader.join().unwrap(), pattern(500_000)[400_000..], "{flavour}");
+        assert_eq!(
+            reader.join().unwrap(),
+            pattern(500_000)[400_000..],
+            "{flavour}"
+        );
     }
 }
 
 /// A one-shot signal from a plain thread to a task: (fire, wait).
 fn futures_channel_oneshot() -> (impl FnOnce(), impl std::future::Future<Output = ()>) {
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    (move || {
-        let _ = tx.send(());
-    }, async move { rx.await.unwrap() })
+    (
+        move || {
+            let _ = tx.send(());
+        },
+        async move { rx.await.unwrap() },
+    )
 }
 
 #[test]
@@ -453,14 +476,20 @@ fn tokio_s_traits_buffer_and_flush_the_same_way() {
     rt.block_on(rt.spawn(async {
         let (ours, mut peer) = tcp_pair().await;
         let mut out = AutoFlush::new(ours);
-        tokio::io::AsyncWriteExt::write_all(&mut out, b"tokio").await.unwrap();
+        tokio::io::AsyncWriteExt::write_all(&mut out, b"tokio")
+            .await
+            .unwrap();
         end_poll().await;
         assert_eq!(read_n(&mut peer, 5), b"tokio");
         peer.write_all(b"in").unwrap();
         let mut back = [0u8; 2];
-        tokio::io::AsyncReadExt::read_exact(&mut out, &mut back).await.unwrap();
+        tokio::io::AsyncReadExt::read_exact(&mut out, &mut back)
+            .await
+            .unwrap();
         assert_eq!(&back, b"in");
-        tokio::io::AsyncWriteExt::write_all(&mut out, b"bye").await.unwrap();
+        tokio::io::AsyncWriteExt::write_all(&mut out, b"bye")
+            .await
+            .unwrap();
         out.shutdown().await.unwrap();
         let mut rest = Vec::new();
         peer.read_to_end(&mut rest).unwrap();

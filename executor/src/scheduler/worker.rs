@@ -42,6 +42,7 @@ use super::queues::{drop_queued, LocalQueue, WorkerSlot};
 use super::shared::Shared;
 use super::worker_state::WorkerState;
 use crate::idle::{Nanos, Parked};
+use crate::task::poll_end;
 use crate::task::{self, coop, list, panics};
 use crate::time::coarse;
 
@@ -540,7 +541,10 @@ impl<'a> Worker<'a> {
                         shared.idle.stop_spinning(false, || false, || {});
                         return None;
                     }
-                    // The window's last clock reading serves the watch: one read per scan.
+                    // The window's last clock reading serves the watch (one read per scan), and
+                    // the late alarm of polls that deferred work and have all ended: it must
+                    // not ring for them while this thread spins.
+                    poll_end::thread_idle(window.last(), false);
                     let polled = match self.poll_driver_at(policy.at(window.last())) {
                         Some(true) => continue,
                         Some(false) => true,
@@ -575,6 +579,8 @@ impl<'a> Worker<'a> {
                 // give timers and I/O their turn first, or they would never get one.
                 self.poll_driver();
             }
+            // Nor while it parks.
+            poll_end::thread_idle(Instant::now(), true);
             // Odd while parked, as tokio's park/unpark count.
             bump(&counters.park_unparks);
             let now = policy.now();

@@ -103,13 +103,13 @@ impl ScopeId {
                 let alarm = s.items.alarm().filter(|_| late_allowed());
                 let mut list = s.items.lock();
                 list.items.extend(item.take());
-                // The thread begins waiting: its alarm rings the late runner LATE_AFTER from
-                // now, unless the scope ends first. Armed after the lock is dropped: only this
-                // thread arms or disarms it, so program order is all the order it needs.
-                let arm = alarm.filter(|_| !std::mem::replace(&mut list.waiting, true));
+                let begins = !std::mem::replace(&mut list.waiting, true);
                 drop(list);
-                if let Some(alarm) = arm {
-                    alarm.arm();
+                if let (Some(alarm), true) = (alarm, begins) {
+                    // The thread begins waiting: the late runner must look within LATE_AFTER.
+                    // Only this thread arms or disarms its alarm, so program order is all the
+                    // order that needs.
+                    s.alarm_until = late::keep_armed(alarm, s.alarm_until);
                 }
                 s.deferred += 1;
             }
@@ -196,6 +196,24 @@ pub fn run_pending() {
     }
 }
 
+/// The thread is out of work at `now`: spinning (`parking` false), or about to park. Its
+/// alarm, armed for polls that deferred work and have all ended, must not ring for nothing: a
+/// parker disarms it; a spinner leaves it armed for the next deferring poll (so that polls
+/// that come densely cost no syscall) until it would ring within a quarter window. One
+/// syscall then; a thread-local read otherwise.
+pub(crate) fn thread_idle(now: std::time::Instant, parking: bool) {
+    let _ = STATE.try_with(|s| {
+        let mut s = s.borrow_mut();
+        let Some(until) = s.alarm_until else { return };
+        if parking || until <= now + LATE_AFTER / 4 {
+            s.alarm_until = None;
+            if let Some(Some(alarm)) = s.items.alarm.get() {
+                late::disarm(alarm, until);
+            }
+        }
+    });
+}
+
 /// Runs the items deferred to the current scope so far, now, and gives the scope a new id, so
 /// that work deferred later is deferred again. For code about to block its thread inside a
 /// task's poll (`block_in_place`). Does nothing outside a scope.
@@ -228,6 +246,10 @@ struct State {
     /// "nothing to run" without the lock.
     deferred: usize,
     items: Arc<Items>,
+    /// When this thread's alarm rings, if it is armed (`late.rs`).
+    alarm_until: Option<std::time::Instant>,
+    /// An empty vector that keeps its allocation, for the items a scope's end runs.
+    spare: Vec<Arc<dyn PollEnd>>,
 }
 
 /// A thread's deferred items, which the late runner reads from its own thread, and the
@@ -269,6 +291,8 @@ impl State {
             start: 0,
             deferred: 0,
             items: Arc::new(Items::default()),
+            alarm_until: None,
+            spare: Vec::new(),
         }
     }
 }
@@ -333,21 +357,27 @@ fn run_from(start: usize) {
                 return Vec::new();
             }
             s.deferred = start;
+            // Into the thread's spare vector: no allocation per poll.
+            let mut batch = std::mem::take(&mut s.spare);
             let mut list = s.items.lock();
-            let batch = list.items.split_off(start);
-            let disarm = list.items.is_empty() && std::mem::take(&mut list.waiting);
-            drop(list);
-            if disarm {
-                // Nothing waits: the alarm must not ring for nothing. (Had it rung, the late
-                // runner would have cleared `waiting`, and it is one-shot.)
-                if let Some(Some(alarm)) = s.items.alarm.get() {
-                    alarm.disarm();
-                }
+            batch.extend(list.items.drain(start..));
+            if list.items.is_empty() {
+                // Nothing waits. The alarm stays armed for the thread's next deferring poll,
+                // until the thread goes idle ([`thread_idle`]).
+                list.waiting = false;
             }
             batch
         });
         match batch {
-            Ok(batch) if !batch.is_empty() => batch.into_iter().for_each(|i| i.poll_end()),
+            Ok(mut batch) if !batch.is_empty() => {
+                batch.drain(..).for_each(|i| i.poll_end());
+                let _ = STATE.try_with(|s| {
+                    let mut s = s.borrow_mut();
+                    if s.spare.capacity() == 0 {
+                        s.spare = batch;
+                    }
+                });
+            }
             _ => return,
         }
     }
@@ -495,35 +525,60 @@ mod tests {
         run_now(); // outside a scope: nothing to do, no panic
     }
 
+    use std::time::Instant;
+
     /// Whether this thread's alarm is armed now.
     fn armed() -> bool {
         STATE.with(|s| s.borrow().items.alarm().expect("an alarm").armed())
     }
 
     #[test]
-    fn the_alarm_is_armed_only_while_a_scope_holds_deferred_items() {
+    fn the_alarm_is_armed_by_a_deferring_poll_and_disarmed_before_it_would_ring_for_nothing() {
         let waker = Waker::from(Arc::new(Noop));
         let log = Arc::new(Mutex::new(Vec::new()));
+        thread_idle(Instant::now(), true);
         for round in 0..3 {
-            assert!(!armed(), "round {round}: armed before any deferral");
-            {
+            assert!(!armed(), "round {round}: armed while idle");
+            for poll in 0..3 {
                 let _scope = Scope::enter(&waker);
-                assert!(!armed(), "a scope that defers nothing arms nothing");
                 let scope = current(&waker).unwrap();
                 scope.defer(Arc::new(Log(log.clone(), "a")));
                 scope.defer(Arc::new(Log(log.clone(), "b")));
-                // Armed once for the poll. (A slow machine may let it ring already: the late
-                // runner then clears `waiting` and the one-shot alarm is spent.)
-                let waiting = STATE.with(|s| s.borrow().items.lock().waiting);
-                assert!(!waiting || armed(), "waiting without an armed alarm");
-                run_pending();
-                // Nothing waits any more: disarmed, so it cannot ring for nothing.
-                assert!(!armed(), "round {round}: armed after the items ran");
-                scope.defer(Arc::new(Log(log.clone(), "c")));
+                // Armed for this poll, or by the previous one (still within the half window),
+                // unless a slow machine let it ring already (one-shot: then it is spent, and
+                // the late runner took the items).
+                let rang = STATE.with(|s| s.borrow().alarm_until.unwrap() <= Instant::now());
+                assert!(armed() || rang, "round {round}, poll {poll}: not armed");
             }
-            assert!(!armed(), "round {round}: armed after the scope ended");
+            // Every poll ended and the thread spins: the alarm stays armed for the next poll,
+            // until it is about to ring.
+            thread_idle(Instant::now(), false);
+            let until = STATE.with(|s| s.borrow().alarm_until);
+            assert!(until.is_none_or(|u| u > Instant::now() + LATE_AFTER / 4));
+            thread_idle(Instant::now() + LATE_AFTER, false);
+            assert!(
+                !armed(),
+                "round {round}: armed after a spinner came near its ring"
+            );
+            // Again, then the thread parks: disarmed at once.
+            {
+                let _scope = Scope::enter(&waker);
+                current(&waker)
+                    .unwrap()
+                    .defer(Arc::new(Log(log.clone(), "c")));
+            }
+            thread_idle(Instant::now(), true);
+            assert!(!armed(), "round {round}: armed after the thread went idle");
+            {
+                // A scope that defers nothing arms nothing.
+                let _scope = Scope::enter(&waker);
+            }
+            assert!(
+                !armed(),
+                "round {round}: a scope without deferrals armed it"
+            );
         }
-        assert_eq!(log.lock().unwrap().iter().filter(|l| **l == "c").count(), 3);
+        assert_eq!(log.lock().unwrap().iter().filter(|l| **l == "b").count(), 9);
     }
 
     #[test]

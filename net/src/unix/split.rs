@@ -8,8 +8,8 @@
 use std::io;
 use std::sync::Arc;
 
-use crate::halves::OwnedWrite;
 use crate::auto_flush::auto_flush_write;
+use crate::halves::OwnedWrite;
 use crate::io_traits::{impl_async_read, impl_async_write};
 
 use super::{SocketAddr, UnixStream};

@@ -14,22 +14,30 @@
 //! Every thread that defers work has an alarm of its own, a [`ThreadAlarm`]: a `timerfd` that
 //! the runner's thread watches in one `epoll` set. A thread *waits* while some item it
 //! deferred has run neither at its scope's end nor from here (`List::waiting` in
-//! `poll_end.rs`, changed under that thread's list lock):
+//! `poll_end.rs`, changed under that thread's list lock). The alarm must ring within
+//! [`LATE_AFTER`] of the moment a thread begins waiting, and should not ring otherwise:
 //!
-//! * When a thread begins waiting (its poll deferred its first item), it arms its own alarm to
-//!   ring [`LATE_AFTER`] from now: one `timerfd_settime`, which wakes nobody.
-//! * When it stops waiting (the scope ended and ran its items), it disarms it: one more.
+//! * When a thread begins waiting at `t`, its alarm is armed to ring at `t + LATE_AFTER`,
+//!   unless it is armed already to ring no sooner than `t + LATE_AFTER / 2` (an earlier poll's
+//!   setting, which bounds this poll's wait too). So while deferring polls keep coming, the
+//!   alarm is moved ahead at most once per half window (one `timerfd_settime`, which wakes
+//!   nobody), and polls that come densely cost no syscall at all.
+//! * When a thread goes idle, its alarm is disarmed if armed: at once when it parks; when it
+//!   spins (a worker out of work), only once the alarm would ring within a quarter window, so
+//!   that a poll that comes while it spins finds the alarm armed still. One more syscall per
+//!   busy stretch at most.
 //! * When an alarm rings, the runner takes that thread's items, if it still waits (it stops
 //!   waiting; the items stay deferred to their scopes), and runs them first-deferred-first.
-//!   The alarm is one-shot: the thread arms it again when it next begins waiting.
+//!   The poll it finds has lasted at least half the window. The alarm is one-shot.
 //!
-//! So the alarm rings only for a poll that is actually late: a poll that defers and ends
-//! within [`LATE_AFTER`] costs its thread two syscalls and wakes no thread, at any rate of
-//! such polls, on every flavour. Nothing on that path is shared between threads: each
-//! thread's alarm and list are its own, and the runner's registry of alarms is touched only
-//! when a thread makes its alarm, when that thread is gone, and when an alarm rings. (The
-//! previous design shared one alarm under a process-wide mutex, and left it armed while such
-//! polls came densely, so it rang with nothing to do up to once a request.)
+//! So the alarm rings only for a poll that is actually late, or when a thread stays busy for
+//! half a window or more with polls that defer nothing after one that did: a poll that defers
+//! and ends within the window wakes no thread, at any rate of such polls, on every flavour.
+//! Nothing on that path is shared between threads: each thread's alarm and list are its own,
+//! and the runner's registry of alarms is touched only when a thread makes its alarm, when
+//! that thread is gone, and when an alarm rings. (The previous design shared one alarm under a
+//! process-wide mutex and left it armed while such polls came densely, so it rang with nothing
+//! to do up to once a request.)
 //!
 //! If the runner's thread, its `epoll` set or a thread's `timerfd` cannot be made (a process
 //! out of threads or fds), nothing of that thread runs early: [`ThreadAlarm::new`] says so,
@@ -40,7 +48,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::Items;
 
@@ -167,13 +175,13 @@ impl ThreadAlarm {
         Ok(ThreadAlarm { fd, token })
     }
 
-    /// Rings [`LATE_AFTER`] from now.
-    pub(super) fn arm(&self) {
-        settime(self.fd.as_raw_fd(), LATE_AFTER);
+    /// Rings `after` from now.
+    fn arm(&self, after: Duration) {
+        settime(self.fd.as_raw_fd(), after);
     }
 
     /// Rings never (until armed again).
-    pub(super) fn disarm(&self) {
+    fn disarm(&self) {
         settime(self.fd.as_raw_fd(), Duration::ZERO);
     }
 
@@ -195,6 +203,26 @@ impl Drop for ThreadAlarm {
         if let Some(runner) = runner() {
             runner.threads().remove(&self.token);
         }
+    }
+}
+
+/// A thread whose alarm rings at `until` (if armed) begins waiting now: arms it to ring
+/// [`LATE_AFTER`] from now unless it rings no sooner than half that. Returns when it rings.
+pub(super) fn keep_armed(alarm: &ThreadAlarm, until: Option<Instant>) -> Option<Instant> {
+    let now = Instant::now();
+    match until {
+        Some(at) if at >= now + LATE_AFTER / 2 => Some(at),
+        _ => {
+            alarm.arm(LATE_AFTER);
+            Some(now + LATE_AFTER)
+        }
+    }
+}
+
+/// A thread whose alarm rings at `until` goes idle: disarms it, unless it has rung already.
+pub(super) fn disarm(alarm: &ThreadAlarm, until: Instant) {
+    if until > Instant::now() {
+        alarm.disarm();
     }
 }
 
