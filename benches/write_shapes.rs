@@ -3,14 +3,14 @@
 //! writing it, and a message fanned out to many clients in one poll.
 //!
 //! ```text
-//! cargo bench --bench write_shapes            # about 60 s
+//! cargo bench --bench write_shapes            # about 40 s
 //! ```
 //!
 //! * **First byte.** One client (a plain thread) sends an 8-byte request every millisecond;
 //!   the handler replies with a 4-byte length prefix and a 100-byte body, in one write or in
 //!   two, then keeps its thread busy for 150 µs in the same poll before it reads again. The
 //!   client times the reply's first byte and its last. 1 worker and current-thread.
-//! * **Fan-out.** One task holds 100 connections; every millisecond a control connection
+//! * **Fan-out.** One task holds 100 connections; every 5 ms a control connection
 //!   ticks it, and it writes a 64-byte message (a 4-byte prefix, then the body: two writes)
 //!   to each of them in one poll. The client times, from the tick, the first connection's
 //!   message and the last's. 1 worker.
@@ -26,9 +26,11 @@ use std::time::{Duration, Instant};
 
 const ROUNDS: usize = 5;
 const REQUESTS: usize = 400;
-const TICKS: usize = 300;
+const TICKS: usize = 100;
 const CLIENTS: usize = 100;
 const GAP: Duration = Duration::from_millis(1);
+/// Fan-out ticks: long enough that the client has read every connection before the next.
+const TICK: Duration = Duration::from_millis(5);
 const WORK: Duration = Duration::from_micros(150);
 const BODY: usize = 100;
 const MESSAGE: usize = 64;
@@ -193,7 +195,7 @@ fn fan_client(addr: SocketAddr) -> (f64, f64) {
     let mut next = Instant::now();
     let mut msg = [0u8; MESSAGE];
     for tick in 0..TICKS + 20 {
-        next += GAP;
+        next += TICK;
         wait_until(next);
         let start = Instant::now();
         control.write_all(&[1]).unwrap();
@@ -282,6 +284,12 @@ fn spread(v: &[f64]) -> String {
     format!("{m:.1} ({:.1}-{:.1})", s[0], s[s.len() - 1])
 }
 
+fn ratio_spread(v: &[f64]) -> String {
+    let mut s = v.to_vec();
+    let m = p50(&mut s);
+    format!("{m:.2}x ({:.2}-{:.2})", s[0], s[s.len() - 1])
+}
+
 /// Runs `sp` and `tk` alternating for `ROUNDS` rounds and prints two rows (the pair's first
 /// and second figures).
 fn compare(what: &str, names: [&str; 2], sp: impl Fn() -> (f64, f64), tk: impl Fn() -> (f64, f64)) {
@@ -302,10 +310,10 @@ fn compare(what: &str, names: [&str; 2], sp: impl Fn() -> (f64, f64), tk: impl F
         let (x, y) = (pick(&a), pick(&b));
         let ratio: Vec<f64> = x.iter().zip(&y).map(|(p, q)| p / q).collect();
         println!(
-            "| {what} | {name} | {} | {} | {}x |",
+            "| {what} | {name} | {} | {} | {} |",
             spread(&x),
             spread(&y),
-            spread(&ratio)
+            ratio_spread(&ratio)
         );
     }
 }
@@ -330,7 +338,7 @@ fn main() {
         }
     }
     compare(
-        &format!("1 worker, fan-out to {CLIENTS} clients, two writes each, {GAP:?} ticks"),
+        &format!("1 worker, fan-out to {CLIENTS} clients, two writes each, {TICK:?} ticks"),
         ["first client", "last client"],
         || spinpark_fan(1),
         || tokio_fan(1),

@@ -123,6 +123,13 @@ struct State {
     deferred: bool,
     /// The scope in `wrote` answers several requests (`State::plan`).
     pipelined: bool,
+    /// Writes sent with `MSG_MORE` since the last push.
+    queued_writes: u8,
+    /// Flushes in a row that pushed a single queued write: the writer flushes every write
+    /// (hyper does, once per response), so queuing gains nothing and costs a push a write.
+    /// Forgotten every `RecentMin::WINDOW` scopes, to see whether it still does.
+    flushed_each: u8,
+    scopes: u8,
     /// Bytes were sent with `MSG_MORE` since the last push.
     queued: bool,
     /// The fd is no longer this cork's to push (the socket was dropped or unwrapped).
@@ -208,6 +215,7 @@ impl Cork {
         let sent = send_more();
         if let Poll::Ready(Ok(_)) = sent {
             st.queued = true;
+            st.queued_writes = st.queued_writes.saturating_add(1);
             if !st.deferred {
                 st.deferred = true;
                 drop(st);
@@ -223,11 +231,24 @@ impl Cork {
         self.read.fetch_add(n as u32, Ordering::Relaxed);
     }
 
+    /// A `flush` is about to push what was queued: notes whether that is a single write (a
+    /// writer that flushes every write, whose writes are then better sent as ordinary sends).
+    pub(crate) fn note_flush(&self) {
+        let mut st = self.lock();
+        if st.queued && !st.closed {
+            st.flushed_each = match st.queued_writes {
+                1 => st.flushed_each.saturating_add(1),
+                _ => 0,
+            };
+        }
+    }
+
     /// Pushes what was queued, if anything was and the fd is still the cork's.
     pub(crate) fn push(&self) {
         let mut st = self.lock();
         if st.queued && !st.closed {
             st.queued = false;
+            st.queued_writes = 0;
             // A failure (the connection was reset meanwhile) is the next write's to report;
             // the bytes were the kernel's either way.
             let _ = sys::push(self.fd);
@@ -273,6 +294,11 @@ impl State {
             self.wrote = Some(scope);
             self.deferred = false;
             self.writes = 0;
+            self.scopes += 1;
+            if self.scopes == RecentMin::WINDOW {
+                self.scopes = 0;
+                self.flushed_each = 0;
+            }
             self.input = read.wrapping_sub(self.read_mark);
             self.read_mark = read;
             let one_reply = self.reply.get().unwrap_or(1);
@@ -285,8 +311,12 @@ impl State {
         let earlier = self.writes;
         self.writes = self.writes.saturating_add(1);
         let past_one_reply = earlier >= self.reply.get().unwrap_or(1);
-        // Without a late runner a blocked poll would hold the bytes: push them at once.
-        if (self.pipelined || past_one_reply) && poll_end::late_runner_available() {
+        // A writer that flushes every write pushes each one anyway: a queued write would cost
+        // a push more. Without a late runner a blocked poll would hold the bytes: push them at
+        // once.
+        let flushes_each = self.flushed_each >= 2;
+        if (self.pipelined || past_one_reply) && !flushes_each && poll_end::late_runner_available()
+        {
             Plan::More
         } else {
             Plan::Push
@@ -429,6 +459,39 @@ mod tests {
         });
         assert_eq!(got[0], [Push, More]);
         assert_eq!(got[69], [Push, Push]);
+    }
+
+    #[test]
+    fn a_writer_that_flushes_every_write_gets_ordinary_sends() {
+        let got = plans(|cork, scope| {
+            let cork = Arc::new(Cork {
+                fd: -1,
+                read: AtomicU32::new(0),
+                state: Mutex::new(State::default()),
+            });
+            let mut plans = Vec::new();
+            for _ in 0..40 {
+                // A poll of 16 pipelined requests whose writer flushes after each reply.
+                cork.note_read(1600);
+                cork.lock().wrote = None;
+                let mut polled = Vec::new();
+                for _ in 0..16 {
+                    let queued = cork.send_queued(scope, || Poll::Ready(Ok(100)));
+                    polled.push(if queued.is_some() { More } else { Push });
+                    cork.note_flush();
+                    cork.push();
+                }
+                plans.push(polled);
+            }
+            cork.lock().closed = true;
+            plans
+        });
+        // Queued until two flushes showed the pattern, then ordinary sends, until the 32nd
+        // poll forgets it and two more flushes show it again.
+        assert_eq!(got[0][..3], [Push, More, More]);
+        assert!(got[0][3..].iter().all(|p| *p == Push));
+        assert!(got[1..31].iter().flatten().all(|p| *p == Push));
+        assert_eq!(got[31][..3], [More, More, Push]);
     }
 
     #[test]

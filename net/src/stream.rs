@@ -218,6 +218,10 @@ impl<S: AsRawFd> StreamCore<S> {
     /// Pushes what the task's poll queued: `Ready(Ok)` at once (a `flush`: the bytes are the
     /// kernel's already).
     pub(crate) fn poll_flush(&self, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if let Some(cork) = &self.cork {
+            // Before the push below, which may come from this poll's deferred items.
+            cork.note_flush();
+        }
         self.push_pending();
         Poll::Ready(Ok(()))
     }

@@ -428,6 +428,19 @@ impl Drop for Scope<'_> {
             s.id = id;
             s.waker = waker;
             s.start = start;
+            // A busy thread whose polls stopped deferring must not have its alarm ring for
+            // nothing either: disarmed once it is near (a clock read only while armed).
+            if id == 0 {
+                if let Some(until) = s.alarm_until {
+                    let now = std::time::Instant::now();
+                    if until <= now + LATE_AFTER / 4 && s.deferred == 0 {
+                        s.alarm_until = None;
+                        if let Some(Some(alarm)) = s.items.alarm.get() {
+                            late::disarm(alarm, until);
+                        }
+                    }
+                }
+            }
         });
     }
 }

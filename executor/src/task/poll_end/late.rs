@@ -30,9 +30,13 @@
 //!   waiting; the items stay deferred to their scopes), and runs them first-deferred-first.
 //!   The poll it finds has lasted at least half the window. The alarm is one-shot.
 //!
-//! So the alarm rings only for a poll that is actually late, or when a thread stays busy for
-//! half a window or more with polls that defer nothing after one that did: a poll that defers
-//! and ends within the window wakes no thread, at any rate of such polls, on every flavour.
+//! * When a poll ends on a thread that is not inside another (and nothing waits), an alarm
+//!   that would ring within a quarter window is disarmed too: a thread that stays busy with
+//!   polls that defer nothing after one that did.
+//!
+//! So the alarm rings only for a poll that is actually late, or for one that ran across the
+//! last quarter window after a deferring one: a poll that defers and ends within the window
+//! wakes no thread, at any rate of such polls, on every flavour.
 //! Nothing on that path is shared between threads: each thread's alarm and list are its own,
 //! and the runner's registry of alarms is touched only when a thread makes its alarm, when
 //! that thread is gone, and when an alarm rings. (The previous design shared one alarm under a
