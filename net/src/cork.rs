@@ -463,7 +463,7 @@ mod tests {
 
     #[test]
     fn a_writer_that_flushes_every_write_gets_ordinary_sends() {
-        let got = plans(|cork, scope| {
+        let got = plans(|_, scope| {
             let cork = Arc::new(Cork {
                 fd: -1,
                 read: AtomicU32::new(0),
