@@ -9,16 +9,16 @@
 //! poll, keeps its thread busy for 5 ms (logging, accounting, preparing the next item), before
 //! it reads again. The client (a plain thread) sends a request, times the reply's arrival, and
 //! waits three times the work's length (so that the work is over) before the next. The reply is
-//! written in three ways: as one `write_all`; as two (an unflushed header and body), where
-//! spinpark queues the second write in the kernel with `MSG_MORE`; and as one `write_all` right
-//! after a poll that wrote twice (a pipelining connection, whose next first reply spinpark
-//! queues too; only those replies are timed). The last two rows show the bound the executor's
-//! late runner puts on queued bytes held by a busy poll (it pushes them once the poll has
-//! lasted 500 us), on every flavour: current-thread, 1 worker and 2 workers. Remote layout: the
-//! servers' threads on CPU 1, the client on CPU 0 (on a machine with fewer than 2 CPUs,
-//! nothing is pinned); the runtimes alternate: 5 rounds of 40 timed requests each; medians per
-//! round, then the median (min-max) over rounds and spinpark's over tokio's per round. Not a
-//! test: it asserts nothing, it prints.
+//! written in three ways: as one `write_all`; as two (an unflushed header and body); and as one
+//! `write_all` right after a poll that wrote two (replies alternating between the two shapes;
+//! only the one-write replies are timed). At one request in flight spinpark sends every write
+//! at once (the connection learns its reply's shape), so every row should read as tokio's; a
+//! reply queued in the kernel and held by a busy poll would show the late runner's bound (it
+//! pushes once the poll has lasted 500 us). Every flavour: current-thread, 1 worker and 2
+//! workers. Remote layout: the servers' threads on CPU 1, the client on CPU 0 (on a machine
+//! with fewer than 2 CPUs, nothing is pinned); the runtimes alternate: 5 rounds of 40 timed
+//! requests each; medians per round, then the median (min-max) over rounds and spinpark's over
+//! tokio's per round. Not a test: it asserts nothing, it prints.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

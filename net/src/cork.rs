@@ -267,9 +267,9 @@ impl State {
     /// now. It is queued when the poll's writes are known to answer more than one request:
     ///
     /// * the input this poll answers is at least twice the smallest one request has been, or
-    ///   the previous poll wrote more than one reply takes (the peer pipelines: several
-    ///   requests are here, or were a moment ago). That queues even the first write, so that a
-    ///   batch of replies leaves in one segment;
+    ///   the previous poll wrote more than one reply takes and more than [`REPLY_SHAPE_MAX`]
+    ///   (the peer pipelines: several requests are here, or were a moment ago). That queues
+    ///   even the first write, so that a batch of replies leaves in one segment;
     /// * or the poll has already made as many writes as one reply takes: this write is past one
     ///   reply's worth.
     ///
@@ -302,7 +302,9 @@ impl State {
             self.input = read.wrapping_sub(self.read_mark);
             self.read_mark = read;
             let one_reply = self.reply.get().unwrap_or(1);
-            self.pipelined = previous > one_reply
+            // A previous poll that wrote more than one reply takes, and more than a single
+            // reply's shape could be, answered several requests.
+            self.pipelined = (previous > one_reply && previous > REPLY_SHAPE_MAX)
                 || self
                     .request
                     .get()
@@ -422,6 +424,24 @@ mod tests {
         // A lone request after a lone request: at once.
         assert_eq!(got[5], [Push]);
         assert!(got[6].iter().all(|p| *p == More));
+    }
+
+    #[test]
+    fn a_one_write_reply_after_a_two_write_reply_goes_at_once() {
+        // One request in flight, replies alternating between two writes and one.
+        let got = plans(|cork, scope| {
+            (0..10)
+                .map(|i| poll(cork, scope, 100, if i % 2 == 0 { 2 } else { 1 }))
+                .collect::<Vec<_>>()
+        });
+        for g in got.iter().skip(1).filter(|g| g.len() == 1) {
+            assert_eq!(g, &[Push]);
+        }
+        // The two-write polls' first writes go at once too (their second, past the smallest
+        // reply's one write, is queued).
+        for g in got.iter().skip(1).filter(|g| g.len() == 2) {
+            assert_eq!(g, &[Push, More]);
+        }
     }
 
     #[test]
