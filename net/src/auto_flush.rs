@@ -126,6 +126,17 @@ pub struct AutoFlush<W: AutoFlushWrite> {
 
 /// The writers [`AutoFlush`] takes: spinpark's TCP and Unix streams and their write halves.
 /// Sealed.
+///
+/// ```
+/// # spinpark_executor::Runtime::new().unwrap().block_on(async {
+/// # let l = spinpark_net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// let stream = spinpark_net::TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+/// let (_read, write) = stream.into_split();
+/// // A write half takes it too: the read half stays free for another task.
+/// let out = spinpark_net::io::AutoFlush::new(write);
+/// # drop(out);
+/// # });
+/// ```
 pub trait AutoFlushWrite: private::Sealed {}
 
 // A public trait in a private module: nameable here, unnameable (so unimplementable) outside.

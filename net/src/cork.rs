@@ -36,9 +36,11 @@
 //!
 //! * A write is queued only when the poll's writes are known to answer more than one
 //!   request: the input the poll answers is at least twice the smallest one request has
-//!   been on this connection (the peer pipelines), or the poll has already made as many writes
-//!   as the connection's smallest reply takes (one, until a poll has been seen). Both are
-//!   learned per connection from its last 32 to 64 writing polls (`State::plan`).
+//!   been on this connection, or the previous poll wrote more than any single reply's shape
+//!   (the peer pipelines; both queue the poll's first write too), or the poll has already made
+//!   as many writes as the connection's smallest reply takes (one, until a poll has been
+//!   seen). Both sizes are learned per connection from its last 32 to 64 writing polls
+//!   (`State::plan`). A writer that flushes after every write gets ordinary sends.
 //! * Everything else is an ordinary send, pushed at once: a reply at one request in flight,
 //!   in one write or in several; a write from outside a task's poll (a `block_on` future, a
 //!   future some other executor polls); a write of [`SMALL`] bytes or more; and every

@@ -23,9 +23,9 @@
 //! alike. Connecting is here too: start a non-blocking `connect`, register the socket as not
 //! yet ready, wait until it is writable, then read its error.
 //!
-//! On TCP, the small writes a task's poll makes after its first are sent with `MSG_MORE` and
-//! the connection is pushed once when the poll ends (`cork.rs`, which states the promise:
-//! `Ok` means the kernel has the bytes). Every path that pushes bytes, shuts down or gives
+//! On TCP, when a task's poll answers several requests, its small writes are sent with
+//! `MSG_MORE` and the connection is pushed once when the poll ends (`cork.rs`, which states the
+//! promise: `Ok` means the kernel has the bytes); reads count their bytes for that judgement. Every path that pushes bytes, shuts down or gives
 //! the socket up first pushes what the same poll queued earlier on other sockets, so peers
 //! see the task's writes in program order.
 
@@ -165,17 +165,15 @@ impl<S: AsRawFd> StreamCore<S> {
 
     /// Counts what a read returned, for the cork's judgement of how many requests a poll's
     /// writes answer (`cork.rs`).
-    fn note_read<T>(&self, read: &T)
-    where
-        T: ReadCount,
-    {
+    fn note_read(&self, read: &impl ReadCount) {
         if let (Some(cork), Some(n)) = (&self.cork, read.count()) {
             cork.note_read(n);
         }
     }
 
     /// Writes from `buf`, waiting until the socket is writable. On TCP a small write from a
-    /// task's poll after its first is queued in the kernel, for the poll's end to push.
+    /// task's poll that answers several requests is queued in the kernel, for the poll's end to
+    /// push (`cork.rs`).
     pub(crate) fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.poll_send(
             cx,
