@@ -261,12 +261,13 @@ fn flush_and_close_send_the_buffer_before_they_return() {
 fn a_full_socket_gets_the_rest_of_the_buffer_while_the_task_waits_elsewhere() {
     for (flavour, rt) in flavours() {
         let (ours, mut peer) = rt.block_on(rt.spawn(tcp_pair())).unwrap();
-        // Small kernel buffers on both sides, so the buffer cannot go in one send.
+        // Kernel buffers far smaller than what is buffered, so it cannot go in one send. (Not
+        // tiny: with a window of a few KiB, delayed acks make every step take 40 ms.)
         for (fd, opt) in [
             (std::os::fd::AsRawFd::as_raw_fd(&ours), libc::SO_SNDBUF),
             (std::os::fd::AsRawFd::as_raw_fd(&peer), libc::SO_RCVBUF),
         ] {
-            let v: libc::c_int = 4096;
+            let v: libc::c_int = 32 * 1024;
             // SAFETY: a valid socket and an int option of the right size.
             let r = unsafe {
                 libc::setsockopt(
@@ -279,12 +280,12 @@ fn a_full_socket_gets_the_rest_of_the_buffer_while_the_task_waits_elsewhere() {
             };
             assert_eq!(r, 0);
         }
-        let data = pattern(500_000);
+        let data = pattern(1_500_000);
         let d = data.clone();
         let (done_tx, done_rx) = futures_channel_oneshot();
         let task = rt.spawn(async move {
-            let mut out = AutoFlush::with_capacity(1 << 20, ours);
-            out.write_all(&d[..400_000]).await.unwrap();
+            let mut out = AutoFlush::with_capacity(2 << 20, ours);
+            out.write_all(&d[..1_000_000]).await.unwrap();
             // Buffered (it fits the capacity); the task now waits for something else and
             // never touches the writer until the peer has read everything.
             done_rx.await;
@@ -293,24 +294,24 @@ fn a_full_socket_gets_the_rest_of_the_buffer_while_the_task_waits_elsewhere() {
         // The peer on a thread of its own (a current-thread runtime runs the task only inside
         // block_on): it reads everything, then lets the task end.
         let reader = std::thread::spawn(move || {
-            let got = read_n(&mut peer, 400_000);
+            let got = read_n(&mut peer, 1_000_000);
             done_tx();
             (got, peer)
         });
         let mut out = rt.block_on(task).unwrap();
         let (got, mut peer) = reader.join().unwrap();
-        assert_eq!(got, data[..400_000], "{flavour}");
+        assert_eq!(got, data[..1_000_000], "{flavour}");
         // And the writer still works afterwards (a flush that waits for the peer to read).
-        let reader = std::thread::spawn(move || read_n(&mut peer, 100_000));
+        let reader = std::thread::spawn(move || read_n(&mut peer, 500_000));
         rt.block_on(rt.spawn(async move {
-            out.write_all(&data[400_000..]).await.unwrap();
+            out.write_all(&data[1_000_000..]).await.unwrap();
             out.flush().await.unwrap();
             out
         }))
         .unwrap();
         assert_eq!(
             reader.join().unwrap(),
-            pattern(500_000)[400_000..],
+            pattern(1_500_000)[1_000_000..],
             "{flavour}"
         );
     }
