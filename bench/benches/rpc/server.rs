@@ -21,7 +21,7 @@ use std::net::SocketAddr;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-use crate::echo_proto::{serve_futures_io, FrameReader, DEFAULT_MAX_FRAME};
+use crate::echo_proto::{serve_futures_io, serve_futures_io_split, FrameReader, DEFAULT_MAX_FRAME};
 use crate::{deadline, pin};
 
 /// spinpark's spin policy for a server: a fixed window, or the adaptive policy.
@@ -316,7 +316,7 @@ pub fn serve(spec: &Spec) {
         "spinpark-autoflush" => serve_spinpark(spec.workers, spec.spin, Handler::AutoFlush),
         "tokio" => serve_tokio(spec.workers, spec.deadline),
         "tokio-split" => serve_tokio_with(spec.workers, "tokio-split", |stream| {
-            serve_tokio_split_conn(stream, DEFAULT_MAX_FRAME)
+            serve_tokio_conn(stream, DEFAULT_MAX_FRAME, true)
         }),
         "tokio-batched" => serve_tokio_batched(spec.workers),
         "kv" => serve_kv(spec.workers, spec.spin),
@@ -436,7 +436,7 @@ fn serve_tokio(workers: usize, with_deadline: bool) {
         if with_deadline {
             deadline::serve_tokio(stream, DEFAULT_MAX_FRAME).await
         } else {
-            serve_tokio_conn(stream, DEFAULT_MAX_FRAME).await
+            serve_tokio_conn(stream, DEFAULT_MAX_FRAME, false).await
         }
     })
 }
@@ -515,33 +515,13 @@ async fn serve_tokio_batched_conn(stream: tokio::net::TcpStream, max: usize) -> 
     }
 }
 
-/// `serve_futures_io` with each reply written in two writes, its 4-byte length prefix and
-/// then its body: the most common reply shape after one `write_all`.
-async fn serve_futures_io_split(stream: spinpark::net::TcpStream, max: usize) -> io::Result<u64> {
-    use futures_util::io::{AsyncReadExt, AsyncWriteExt, BufReader};
-    let mut stream = BufReader::with_capacity(16 * 1024, stream);
-    let mut frames = FrameReader::new(max);
-    let mut served = 0;
-    loop {
-        let n = stream.read(frames.spare()).await?;
-        if n == 0 {
-            return match frames.is_empty() {
-                true => Ok(served),
-                false => Err(frames.eof_error()),
-            };
-        }
-        if frames.filled(n)? {
-            let (prefix, body) = frames.frame().split_at(4);
-            stream.get_mut().write_all(prefix).await?;
-            stream.get_mut().write_all(body).await?;
-            frames.consume();
-            served += 1;
-        }
-    }
-}
-
-/// `serve_futures_io_split` on tokio.
-async fn serve_tokio_split_conn(stream: tokio::net::TcpStream, max: usize) -> io::Result<u64> {
+/// The same handler as `serve_futures_io` (`split`: `serve_futures_io_split`), written against
+/// tokio's I/O traits.
+async fn serve_tokio_conn(
+    stream: tokio::net::TcpStream,
+    max: usize,
+    split: bool,
+) -> io::Result<u64> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
     let mut stream = BufReader::with_capacity(16 * 1024, stream);
     let mut frames = FrameReader::new(max);
@@ -555,31 +535,12 @@ async fn serve_tokio_split_conn(stream: tokio::net::TcpStream, max: usize) -> io
             };
         }
         if frames.filled(n)? {
-            let (prefix, body) = frames.frame().split_at(4);
-            stream.get_mut().write_all(prefix).await?;
-            stream.get_mut().write_all(body).await?;
-            frames.consume();
-            served += 1;
-        }
-    }
-}
-
-/// The same handler as `serve_futures_io`, written against tokio's I/O traits.
-async fn serve_tokio_conn(stream: tokio::net::TcpStream, max: usize) -> io::Result<u64> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
-    let mut stream = BufReader::with_capacity(16 * 1024, stream);
-    let mut frames = FrameReader::new(max);
-    let mut served = 0;
-    loop {
-        let n = stream.read(frames.spare()).await?;
-        if n == 0 {
-            return match frames.is_empty() {
-                true => Ok(served),
-                false => Err(frames.eof_error()),
-            };
-        }
-        if frames.filled(n)? {
-            stream.get_mut().write_all(frames.frame()).await?;
+            let frame = frames.frame();
+            let (first, rest) = frame.split_at(if split { 4 } else { frame.len() });
+            stream.get_mut().write_all(first).await?;
+            if !rest.is_empty() {
+                stream.get_mut().write_all(rest).await?;
+            }
             frames.consume();
             served += 1;
         }

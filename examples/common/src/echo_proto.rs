@@ -159,6 +159,22 @@ pub async fn serve_futures_io<S>(stream: S, max: usize) -> io::Result<u64>
 where
     S: futures_io::AsyncRead + futures_io::AsyncWrite + Unpin,
 {
+    serve_futures_io_writes(stream, max, false).await
+}
+
+/// [`serve_futures_io`] writing each reply in two writes, its 4-byte length prefix and then
+/// its body (the most common reply shape after one write).
+pub async fn serve_futures_io_split<S>(stream: S, max: usize) -> io::Result<u64>
+where
+    S: futures_io::AsyncRead + futures_io::AsyncWrite + Unpin,
+{
+    serve_futures_io_writes(stream, max, true).await
+}
+
+async fn serve_futures_io_writes<S>(stream: S, max: usize, split: bool) -> io::Result<u64>
+where
+    S: futures_io::AsyncRead + futures_io::AsyncWrite + Unpin,
+{
     use futures_util::io::{AsyncReadExt, AsyncWriteExt, BufReader};
     let mut stream = BufReader::with_capacity(16 * 1024, stream);
     let mut frames = FrameReader::new(max);
@@ -172,7 +188,12 @@ where
             };
         }
         if frames.filled(n)? {
-            stream.get_mut().write_all(frames.frame()).await?;
+            let frame = frames.frame();
+            let (first, rest) = frame.split_at(if split { 4 } else { frame.len() });
+            stream.get_mut().write_all(first).await?;
+            if !rest.is_empty() {
+                stream.get_mut().write_all(rest).await?;
+            }
             frames.consume();
             served += 1;
         }
