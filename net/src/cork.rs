@@ -40,7 +40,8 @@
 //!   (the peer pipelines; both queue the poll's first write too), or the poll has already made
 //!   as many writes as the connection's smallest reply takes (one, until a poll has been
 //!   seen). Both sizes are learned per connection from its last 32 to 64 writing polls
-//!   (`State::plan`). A writer that flushes after every write gets ordinary sends.
+//!   (`State::plan`). A writer that flushes after every write gets ordinary sends (checked
+//!   again every 256 polls).
 //! * Everything else is an ordinary send, pushed at once: a reply at one request in flight,
 //!   in one write or in several; a write from outside a task's poll (a `block_on` future, a
 //!   future some other executor polls); a write of [`SMALL`] bytes or more; and every
@@ -93,6 +94,14 @@ use crate::sys;
 /// segments of their own).
 pub(crate) const SMALL: usize = 16 * 1024;
 
+/// How often (in writing polls) a writer found to flush every write is checked again: each
+/// check costs two queued writes, their pushes and an alarm.
+const FLUSH_RECHECK: usize = 256;
+const _: () = assert!(
+    FLUSH_RECHECK == u8::MAX as usize + 1,
+    "the scope counter wraps there"
+);
+
 /// The most writes a poll may make and still count as one reply's shape (a length prefix and
 /// a body, a header, a body and a trailer...).
 const REPLY_SHAPE_MAX: u32 = 4;
@@ -129,7 +138,7 @@ struct State {
     queued_writes: u8,
     /// Flushes in a row that pushed a single queued write: the writer flushes every write
     /// (hyper does, once per response), so queuing gains nothing and costs a push a write.
-    /// Forgotten every `RecentMin::WINDOW` scopes, to see whether it still does.
+    /// Forgotten every `FLUSH_RECHECK` scopes, to see whether it still does.
     flushed_each: u8,
     scopes: u8,
     /// Bytes were sent with `MSG_MORE` since the last push.
@@ -296,9 +305,9 @@ impl State {
             self.wrote = Some(scope);
             self.deferred = false;
             self.writes = 0;
-            self.scopes += 1;
-            if self.scopes == RecentMin::WINDOW {
-                self.scopes = 0;
+            self.scopes = self.scopes.wrapping_add(1);
+            if self.scopes == 0 {
+                // Every FLUSH_RECHECK scopes.
                 self.flushed_each = 0;
             }
             self.input = read.wrapping_sub(self.read_mark);
@@ -492,7 +501,7 @@ mod tests {
                 state: Mutex::new(State::default()),
             });
             let mut plans = Vec::new();
-            for _ in 0..40 {
+            for _ in 0..260 {
                 // A poll of 16 pipelined requests whose writer flushes after each reply.
                 cork.note_read(1600);
                 cork.lock().wrote = None;
@@ -508,12 +517,12 @@ mod tests {
             cork.lock().closed = true;
             plans
         });
-        // Queued until two flushes showed the pattern, then ordinary sends, until the 32nd
+        // Queued until two flushes showed the pattern, then ordinary sends, until the 256th
         // poll forgets it and two more flushes show it again.
         assert_eq!(got[0][..3], [Push, More, More]);
         assert!(got[0][3..].iter().all(|p| *p == Push));
-        assert!(got[1..31].iter().flatten().all(|p| *p == Push));
-        assert_eq!(got[31][..3], [More, More, Push]);
+        assert!(got[1..255].iter().flatten().all(|p| *p == Push));
+        assert_eq!(got[255][..3], [More, More, Push]);
     }
 
     #[test]
