@@ -219,11 +219,8 @@ impl State {
                     "spinpark: AutoFlush: the writer is gone",
                 )));
             };
-            let seen = ready!(readiness.poll_ready(Direction::Write, cx));
-            match sys::send(fd, &self.buf[self.sent..]) {
+            match ready!(poll_send(readiness, fd, cx, &self.buf[self.sent..])) {
                 Ok(n) => self.sent += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => readiness.clear(seen),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     self.discard();
                     return Poll::Ready(Err(e));
@@ -238,6 +235,24 @@ impl State {
     fn discard(&mut self) {
         self.buf.clear();
         self.sent = 0;
+    }
+}
+
+/// One `send` of `data` on `fd` once the socket is writable, waiting (with `cx`) while the
+/// kernel has no room: the bytes it took, or its error.
+fn poll_send(
+    readiness: &Readiness,
+    fd: RawFd,
+    cx: &mut Context<'_>,
+    data: &[u8],
+) -> Poll<io::Result<usize>> {
+    loop {
+        let seen = ready!(readiness.poll_ready(Direction::Write, cx));
+        match sys::send(fd, data) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => readiness.clear(seen),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            r => return Poll::Ready(r),
+        }
     }
 }
 
@@ -403,16 +418,11 @@ impl<W: AutoFlushWrite> AutoFlush<W> {
             return Poll::Ready(Ok(self.buffer(st, scope, data)));
         }
         // Too large to buffer, or no poll end to flush at: straight to the socket.
-        let readiness = st.readiness.clone().expect("present while the writer is");
-        drop(st);
-        loop {
-            let seen = ready!(readiness.poll_ready(Direction::Write, cx));
-            match sys::send(self.shared.fd, data) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => readiness.clear(seen),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                r => return Poll::Ready(r),
-            }
-        }
+        let readiness = st
+            .readiness
+            .as_deref()
+            .expect("present while the writer is");
+        poll_send(readiness, self.shared.fd, cx, data)
     }
 
     /// Appends `data` and defers the flush to the poll `scope`'s end, once.

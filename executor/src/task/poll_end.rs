@@ -202,16 +202,7 @@ pub fn run_pending() {
 /// that come densely cost no syscall) until it would ring within a quarter window. One
 /// syscall then; a thread-local read otherwise.
 pub(crate) fn thread_idle(now: std::time::Instant, parking: bool) {
-    let _ = STATE.try_with(|s| {
-        let mut s = s.borrow_mut();
-        let Some(until) = s.alarm_until else { return };
-        if parking || until <= now + LATE_AFTER / 4 {
-            s.alarm_until = None;
-            if let Some(Some(alarm)) = s.items.alarm.get() {
-                late::disarm(alarm, until);
-            }
-        }
-    });
+    let _ = STATE.try_with(|s| s.borrow_mut().quiet_alarm(parking, || now));
 }
 
 /// Runs the items deferred to the current scope so far, now, and gives the scope a new id, so
@@ -293,6 +284,22 @@ impl State {
             items: Arc::new(Items::default()),
             alarm_until: None,
             spare: Vec::new(),
+        }
+    }
+}
+
+impl State {
+    /// Nothing waits on this thread: disarms its alarm if it is armed and `force` is set or it
+    /// would ring within a quarter window of `now` (read only if the alarm is armed).
+    fn quiet_alarm(&mut self, force: bool, now: impl FnOnce() -> std::time::Instant) {
+        let Some(until) = self.alarm_until else {
+            return;
+        };
+        if force || until <= now() + LATE_AFTER / 4 {
+            self.alarm_until = None;
+            if let Some(Some(alarm)) = self.items.alarm.get() {
+                late::disarm(alarm, until);
+            }
         }
     }
 }
@@ -430,16 +437,8 @@ impl Drop for Scope<'_> {
             s.start = start;
             // A busy thread whose polls stopped deferring must not have its alarm ring for
             // nothing either: disarmed once it is near (a clock read only while armed).
-            if id == 0 {
-                if let Some(until) = s.alarm_until {
-                    let now = std::time::Instant::now();
-                    if until <= now + LATE_AFTER / 4 && s.deferred == 0 {
-                        s.alarm_until = None;
-                        if let Some(Some(alarm)) = s.items.alarm.get() {
-                            late::disarm(alarm, until);
-                        }
-                    }
-                }
+            if id == 0 && s.deferred == 0 {
+                s.quiet_alarm(false, std::time::Instant::now);
             }
         });
     }
