@@ -300,9 +300,9 @@ fn drive<F: Future>(
                 };
                 ran += 1;
                 // Relaxed: a hint; the swap above, which polls the future, is the Acquire.
-                // The time is the stamp of the task poll that just ran (no clock read).
+                // The time is when the task poll that just ran ended (read as it ended).
                 if signal.woken.load(Ordering::Relaxed)
-                    && core.poll_began.get().saturating_sub(main_polled) >= GLOBAL_INTERVAL_NANOS
+                    && core.poll_ended.get().saturating_sub(main_polled) >= GLOBAL_INTERVAL_NANOS
                 {
                     break;
                 }

@@ -240,10 +240,12 @@ impl<'a> Worker<'a> {
         (self.end_poll(true), tick)
     }
 
-    /// The task that began at coarse time `now` as tick `tick` has run: polls the reactor
-    /// every [`GLOBAL_INTERVAL`] tasks, or when it has gone unattended for long.
-    fn after_run(&self, now: u64, tick: u32) {
-        self.state.poll_began.set(now);
+    /// The task that began at coarse time `began` as tick `tick` has run: stamps its end (the
+    /// worker's time until the next poll), and polls the reactor every [`GLOBAL_INTERVAL`]
+    /// tasks, or when it has gone unattended for long.
+    fn after_run(&self, began: u64, tick: u32) {
+        let now = coarse::now().max(began);
+        self.state.poll_ended.set(now);
         self.settle();
         if tick % GLOBAL_INTERVAL == 0 || self.reactor_unattended(now) {
             // A worker that never idles still shows its busy time now and then.
@@ -362,14 +364,14 @@ impl<'a> Worker<'a> {
 
     /// Whether the injector should be looked at before this worker's own tasks: every
     /// [`GLOBAL_INTERVAL`] tasks, or once [`GLOBAL_INTERVAL_NANOS`] has passed since it last
-    /// was, by the start of the last task poll (no clock read: that poll's stamp). A task
-    /// poll that began then ran long is seen one poll late, so the wait for the injector is
-    /// bounded by about the interval plus two polls.
+    /// was, by the end of the last task poll (its stamp, no further clock read). So a spawn
+    /// or wake from another thread waits at most the interval plus one poll: beside tasks
+    /// that compute in 5 ms slices, one slice, as on tokio.
     fn injector_due(&self) -> bool {
         let state = self.state;
         state.tick.get() % GLOBAL_INTERVAL == GLOBAL_INTERVAL - 1
             || state
-                .poll_began
+                .poll_ended
                 .get()
                 .saturating_sub(state.injector_looked.get())
                 >= GLOBAL_INTERVAL_NANOS
@@ -378,7 +380,7 @@ impl<'a> Worker<'a> {
     /// A batch of the injector's tasks: one to run, and whether the rest landed in this
     /// worker's queue.
     fn steal_injector(&self) -> Option<(Runnable, bool)> {
-        self.state.injector_looked.set(self.state.poll_began.get());
+        self.state.injector_looked.set(self.state.poll_ended.get());
         let queue = &self.state.queue;
         let before = queue.len();
         let t = self.shared.queues.steal_injector_into(queue)?;

@@ -35,11 +35,13 @@ pub(crate) struct WorkerState {
     pub(super) lifo_streak: Cell<u32>,
     /// Tasks run so far (wrapping): every `GLOBAL_INTERVAL`th looks at the injector first.
     pub(super) tick: Cell<u32>,
-    /// When the last task poll began (coarse clock): the stamp every poll takes anyway, kept
-    /// as the worker's time between tasks, so that deciding whether the injector is due costs
-    /// no clock read (`Worker::injector_due`).
-    pub(super) poll_began: Cell<u64>,
-    /// The `poll_began` reading at which this worker last looked at the injector.
+    /// When the last task poll ended (coarse clock, one vDSO read of a word the kernel
+    /// updates every tick): the worker's time between tasks, so that a long poll that
+    /// follows a short one counts in full towards the injector's turn
+    /// (`Worker::injector_due`). The poll's start would miss it: the injector would then wait
+    /// the interval plus a whole further poll (a 5 ms slice).
+    pub(super) poll_ended: Cell<u64>,
+    /// The `poll_ended` reading at which this worker last looked at the injector.
     pub(super) injector_looked: Cell<u64>,
     /// When this worker last polled the reactor (coarse clock), to poll it again between
     /// tasks once half a watch period has passed (`Worker::reactor_unattended`).
@@ -70,7 +72,7 @@ impl WorkerState {
             queue,
             lifo_streak: Cell::new(0),
             tick: Cell::new(0),
-            poll_began: Cell::new(now),
+            poll_ended: Cell::new(now),
             injector_looked: Cell::new(now),
             last_driver_poll: Cell::new(now),
             // Set by whichever loop takes the place (`Worker::start_busy`).
