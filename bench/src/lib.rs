@@ -1,13 +1,16 @@
 //! spinpark's RPC benchmark harness lives in this crate's `benches/rpc/main.rs` (run it from the
 //! workspace root with `cargo bench --bench rpc`; `-- --help` lists its modes). This library
-//! only tells the harness where the workspace is, for the files it reads and writes there
-//! (`docs/`, `README.md`, `target/spinpark-bench/`) and the examples it builds.
+//! tells the harness where the workspace is, for the files it reads and writes there
+//! (`docs/`, `README.md`, `target/spinpark-bench/`) and the examples it builds, and draws its
+//! charts ([`plot`], here so that its tests run with the workspace's).
 //!
 //! ```
 //! assert!(spinpark_bench::workspace_root().join("Cargo.toml").exists());
 //! ```
 
 use std::path::Path;
+
+pub mod plot;
 
 /// The workspace's root directory (this crate's parent).
 pub fn workspace_root() -> &'static Path {

@@ -14,10 +14,13 @@
 
 use std::fmt::Write as _;
 
+use plotters::style::RGBColor;
+
 use crate::mode::{fmt_dur, Mode};
 use crate::runner::Plan;
 use crate::sample::{Sample, FIELDS};
 use crate::stats::{paired_ratios, verdict, Better, Spread};
+use spinpark_bench::plot::{self, Panel, Series};
 
 /// One mode's samples, `[server][round]`, for spinpark and tokio.
 struct Row {
@@ -238,27 +241,12 @@ impl Report {
         out
     }
 
-    /// Per table: p50 and p99 latency against the gap for both runtimes, beside context
-    /// switches per request for every mode.
+    /// Per table, a row of two panels: p50 (solid) and p99 (dashed) latency against the gap
+    /// for both runtimes, and context switches per request for every mode; the machine and
+    /// settings under them.
     pub fn svg(&self) -> String {
-        const W: f64 = 1100.0;
-        const ROW: f64 = 420.0;
-        let h = ROW * self.tables.len().max(1) as f64 + 40.0;
-        let mut o = String::new();
-        writeln!(o, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" font-family="sans-serif" font-size="12">"#).unwrap();
-        writeln!(o, r#"<rect width="{W}" height="{h}" fill="white"/>"#).unwrap();
-        for (ti, t) in self.tables.iter().enumerate() {
-            svg_table(&mut o, t, ti as f64 * ROW);
-        }
-        writeln!(
-            o,
-            r##"<text x="70" y="{}" fill="#555">{}</text>"##,
-            h - 15.0,
-            xml_escape(&format!("{} | {}", self.machine, self.settings))
-        )
-        .unwrap();
-        o.push_str("</svg>\n");
-        o
+        let panels: Vec<Panel> = self.tables.iter().flat_map(chart_panels).collect();
+        plot::svg(&panels, 2, &format!("{} | {}", self.machine, self.settings))
     }
 }
 
@@ -435,115 +423,65 @@ fn open_loop(o: &mut String, t: &Table) {
 }
 
 /// One row of the chart: latency against the gap (left), context switches per mode (right).
-fn svg_table(o: &mut String, t: &Table, top: f64) {
-    let colors = ["#d9480f", "#1c7ed6"];
+fn chart_panels(t: &Table) -> [Panel; 2] {
+    const COLORS: [RGBColor; 2] = [plot::SPINPARK, plot::TOKIO];
     let gaps: Vec<&Row> = t.rows.iter().filter(|r| r.mode.gap().is_some()).collect();
-    let (x0, y0, pw, ph) = (70.0, top + 50.0, 520.0, 320.0);
-    writeln!(
-        o,
-        r#"<text x="{x0}" y="{}" font-size="15" font-weight="bold">{}: round-trip latency vs gap (us, log scale)</text>"#,
-        top + 25.0,
-        xml_escape(&t.title)
-    )
-    .unwrap();
-    writeln!(
-        o,
-        r##"<rect x="{x0}" y="{y0}" width="{pw}" height="{ph}" fill="none" stroke="#999"/>"##
-    )
-    .unwrap();
-    if !gaps.is_empty() {
-        let ymax = gaps
-            .iter()
-            .flat_map(|r| [r.median(0, |s| s.p99), r.median(1, |s| s.p99)])
-            .fold(10.0f64, f64::max)
-            * 1.3;
-        let ymin = gaps
-            .iter()
-            .flat_map(|r| [r.median(0, |s| s.p50), r.median(1, |s| s.p50)])
-            .fold(f64::MAX, f64::min)
-            .max(1.0)
-            * 0.7;
-        let ly = |v: f64| y0 + ph - (v.max(ymin).ln() - ymin.ln()) / (ymax.ln() - ymin.ln()) * ph;
-        let lx = |i: usize| x0 + i as f64 * pw / (gaps.len().max(2) - 1) as f64;
-        let mut tick = 1.0;
-        while tick < ymax {
-            for m in [1.0, 2.0, 5.0] {
-                let v = tick * m;
-                if v >= ymin && v <= ymax {
-                    let y = ly(v);
-                    writeln!(o, r##"<line x1="{x0}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#eee"/><text x="{}" y="{:.1}" text-anchor="end">{v}</text>"##, x0 + pw, x0 - 5.0, y + 4.0).unwrap();
-                }
-            }
-            tick *= 10.0;
-        }
-        for (i, r) in gaps.iter().enumerate() {
-            writeln!(
-                o,
-                r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
-                lx(i),
-                y0 + ph + 18.0,
-                fmt_dur(r.mode.gap().unwrap())
-            )
-            .unwrap();
-        }
-        writeln!(
-            o,
-            r#"<text x="{}" y="{}" text-anchor="middle">gap</text>"#,
-            x0 + pw / 2.0,
-            y0 + ph + 36.0
-        )
-        .unwrap();
-        for (ri, rt) in t.labels.iter().enumerate() {
-            for (pi, (label, f, dash)) in [
-                ("p50", (|s: &Sample| s.p50) as fn(&Sample) -> f64, ""),
-                ("p99", |s: &Sample| s.p99, "6,4"),
-            ]
-            .iter()
-            .enumerate()
-            {
-                let pts: Vec<String> = gaps
+    let mut latency = Vec::new();
+    for (ri, rt) in t.labels.iter().enumerate() {
+        for (name, f, dashed) in [
+            ("p50", (|s: &Sample| s.p50) as fn(&Sample) -> f64, false),
+            ("p99", |s: &Sample| s.p99, true),
+        ] {
+            latency.push(Series {
+                name: format!("{rt} {name}"),
+                color: COLORS[ri],
+                dashed,
+                points: gaps
                     .iter()
                     .enumerate()
-                    .map(|(i, r)| format!("{:.1},{:.1}", lx(i), ly(r.median(ri, *f))))
-                    .collect();
-                writeln!(o, r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="2.5" stroke-dasharray="{dash}"/>"#, pts.join(" "), colors[ri]).unwrap();
-                let ly_ = y0 + 14.0 + (ri * 2 + pi) as f64 * 16.0;
-                writeln!(o, r#"<line x1="{}" x2="{}" y1="{ly_}" y2="{ly_}" stroke="{}" stroke-width="2.5" stroke-dasharray="{dash}"/><text x="{}" y="{}">{} {label}</text>"#, x0 + 10.0, x0 + 35.0, colors[ri], x0 + 40.0, ly_ + 4.0, xml_escape(rt)).unwrap();
-            }
+                    .map(|(i, r)| (i as f64, r.median(ri, f)))
+                    .collect(),
+            });
         }
     }
-    // Right: context switches per request, per mode.
-    let (bx, by, bw, bh) = (680.0, top + 50.0, 390.0, 320.0);
-    writeln!(
-        o,
-        r#"<text x="{bx}" y="{}" font-size="15" font-weight="bold">Server context switches per request</text>"#,
-        top + 25.0
-    )
-    .unwrap();
-    let cmax = t
-        .rows
+    let cs = t
+        .labels
         .iter()
-        .flat_map(|r| [r.median(0, |s| s.cs), r.median(1, |s| s.cs)])
-        .fold(0.1f64, f64::max)
-        * 1.1;
-    let slot = bh / t.rows.len().max(1) as f64;
-    for (i, r) in t.rows.iter().enumerate() {
-        let y = by + i as f64 * slot;
-        writeln!(
-            o,
-            r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
-            bx + 85.0,
-            y + slot * 0.6,
-            r.mode.name()
-        )
-        .unwrap();
-        for (ri, color) in colors.iter().enumerate() {
-            let cs = r.median(ri, |s| s.cs);
-            let w = cs / cmax * (bw - 150.0);
-            let yy = y + 2.0 + ri as f64 * (slot - 4.0) / 2.0;
-            writeln!(o, r#"<rect x="{}" y="{yy:.1}" width="{w:.1}" height="{:.1}" fill="{color}"/><text x="{:.1}" y="{:.1}" font-size="10">{cs:.2}</text>"#, bx + 90.0, (slot - 4.0) / 2.0 - 1.0, bx + 93.0 + w, yy + (slot - 4.0) / 2.0 - 2.0).unwrap();
-        }
-    }
+        .enumerate()
+        .map(|(ri, rt)| Series {
+            name: rt.clone(),
+            color: COLORS[ri],
+            dashed: false,
+            points: t
+                .rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (i as f64, r.median(ri, |s| s.cs)))
+                .collect(),
+        })
+        .collect();
+    [
+        Panel {
+            title: format!("{}: round-trip latency vs gap (us, log scale)", t.title),
+            x_label: "gap".into(),
+            y_label: "latency (us)".into(),
+            y_log: true,
+            series: latency,
+            x_names: gaps
+                .iter()
+                .map(|r| fmt_dur(r.mode.gap().unwrap()))
+                .collect(),
+            ..Panel::default()
+        },
+        Panel {
+            title: "Server context switches per request".into(),
+            x_label: "mode".into(),
+            y_label: "context switches per request".into(),
+            series: cs,
+            x_names: t.rows.iter().map(|r| r.mode.name()).collect(),
+            ..Panel::default()
+        },
+    ]
 }
 
 /// Every figure of one server's rounds, by [`FIELDS`] name: `[median, min, max]`.
