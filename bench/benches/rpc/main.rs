@@ -8,6 +8,7 @@
 //! cargo bench --bench rpc -- --layout remote --only "sync T=1,gap 50us" --rounds 5 --spin 100us
 //! cargo bench --bench rpc -- --only "gap 300us" --spin adaptive   # the default policy, named
 //! cargo bench --bench rpc -- --only poisson    # open-loop arrivals
+//! cargo bench --bench rpc -- --only openloop   # latency against offered load, to past saturation
 //! cargo bench --bench rpc -- --only sweep --windows 0,25us,100us,250us,1ms,adaptive [--docs]
 //! cargo bench --bench rpc -- --only floor --rounds 7   # against a server that only busy-polls
 //! cargo bench --bench rpc -- --only deadline   # per-request timeouts, sync T=4 and async
@@ -59,6 +60,7 @@ mod kvbench;
 mod load;
 mod mode;
 mod neighbour;
+mod openloop;
 mod peers;
 mod pin;
 mod pipelined;
@@ -125,7 +127,7 @@ struct Cli {
     #[arg(long, value_enum)]
     layout: Option<Layouts>,
     /// Run only the modes whose name contains one of these, comma-separated; poisson,
-    /// sweep, floor, neighbour (gaps beside a CPU-bound process on the server CPUs), deadline,
+    /// openloop (latency against offered load, 2 % to past saturation, 5 rounds), sweep, floor, neighbour (gaps beside a CPU-bound process on the server CPUs), deadline,
     /// pipelined (async 4x16 against tokio, monoio, glommio and compio), twowrite (one client,
     /// replies in two writes), kv, http, compat and
     /// downstream (a downstream HTTP call per request) run only when named
@@ -316,6 +318,7 @@ fn main() {
             "spinpark" => "spinpark",
             "spinpark-split" => "spinpark-split",
             "spinpark-autoflush" => "spinpark-autoflush",
+            "spinpark-quarter" => "spinpark-quarter",
             "tokio" => "tokio",
             "tokio-split" => "tokio-split",
             "tokio-batched" => "tokio-batched",
@@ -465,7 +468,19 @@ fn run(opts: &Options) {
     let with_neighbour = wants(opts, "neighbour") || wants(opts, "neighbor");
     let pipelined = wants(opts, "pipelined");
     let twowrite = wants(opts, "twowrite");
+    // A plain --quick run shows a short version of the sweep too.
+    let openloop = wants(opts, "openloop") || (opts.quick && opts.only.is_empty());
+    let openloop_opts = openloop.then(|| openloop::Options {
+        rounds: opts.rounds_given.unwrap_or(if opts.quick {
+            1
+        } else {
+            openloop::DEFAULT_ROUNDS
+        }),
+        quick: opts.quick,
+        spin: opts.spin,
+    });
     if candidates.is_empty()
+        && !openloop
         && !twowrite
         && !deadline
         && !sweep
@@ -480,7 +495,7 @@ fn run(opts: &Options) {
             .map(Mode::name)
             .collect();
         usage_error(format!(
-            "--only {:?} matches no mode; modes: {}, and deadline, sweep, floor, neighbour, pipelined, twowrite, kv",
+            "--only {:?} matches no mode; modes: {}, and openloop, deadline, sweep, floor, neighbour, pipelined, twowrite, kv",
             opts.only.join(","),
             names.join(", ")
         ));
@@ -607,6 +622,9 @@ fn run(opts: &Options) {
         estimate += p.estimate();
     }
     estimate += external.iter().map(|e| e.estimate()).sum::<Duration>();
+    if let Some(o) = &openloop_opts {
+        estimate += openloop::estimate(o);
+    }
     let mut progress = Progress::new(estimate);
 
     let spin = opts.spin.unwrap_or(Spin::Adaptive);
@@ -652,6 +670,28 @@ fn run(opts: &Options) {
     for e in &external {
         report.add_section(e.run(&mut progress));
     }
+    if let Some(o) = &openloop_opts {
+        match openloop::run(o, &mut progress) {
+            Some(results) => {
+                let md = results.markdown();
+                std::fs::write(dir.join("openloop.md"), &md).unwrap();
+                std::fs::write(dir.join("openloop.json"), results.json()).unwrap();
+                std::fs::write(dir.join("openloop.svg"), results.svg()).unwrap();
+                println!(
+                    "\nwrote {}/openloop.md, openloop.json and openloop.svg",
+                    dir.display()
+                );
+                if opts.docs {
+                    let docs = docs_dir();
+                    refresh_between(&docs.join("bench.md"), "openloop", &md);
+                    std::fs::write(docs.join("openloop.svg"), results.svg()).unwrap();
+                    println!("refreshed docs/bench.md's open-loop section and docs/openloop.svg");
+                }
+                report.add_section(md);
+            }
+            None => eprintln!("only one CPU: no remote layout, so no open-loop sweep"),
+        }
+    }
     progress.line("done");
     if report.is_empty() {
         return;
@@ -672,9 +712,13 @@ fn run(opts: &Options) {
     if opts.docs && report.has_tables() {
         if opts.only.is_empty() {
             let docs = docs_dir();
-            refresh_between_markers(&docs.join("bench.md"), &md);
+            refresh_between(&docs.join("bench.md"), "bench", &md);
             std::fs::write(docs.join("bench.svg"), report.svg()).unwrap();
-            refresh_between_markers(&workspace_root().join("README.md"), &report.headline());
+            refresh_between(
+                &workspace_root().join("README.md"),
+                "bench",
+                &report.headline(),
+            );
             println!("refreshed docs/bench.md's tables, docs/bench.svg and the README's headline");
         } else {
             println!("--docs refreshes docs/bench.* only from a run without --only; left as is");
@@ -698,20 +742,19 @@ fn docs_dir() -> PathBuf {
     docs
 }
 
-/// Replaces what lies between the `<!-- bench:start ... -->` and `<!-- bench:end -->` markers
-/// of `path` (the README's headline, `docs/bench.md`'s tables) with `tables`, keeping the
-/// prose around them; a file without the markers is left as is, with a message.
-fn refresh_between_markers(path: &std::path::Path, tables: &str) {
+/// Replaces what lies between the `<!-- NAME:start ... -->` and `<!-- NAME:end -->` markers
+/// of `path` (`bench`: the README's headline, `docs/bench.md`'s tables; `openloop`: its
+/// open-loop section) with `tables`, keeping the prose around them; a file without the
+/// markers is left as is, with a message.
+fn refresh_between(path: &std::path::Path, name: &str, tables: &str) {
     let Ok(text) = std::fs::read_to_string(path) else {
         eprintln!("{}: cannot read it; left as is", path.display());
         return;
     };
-    let (Some(a), Some(b)) = (
-        text.find("<!-- bench:start"),
-        text.find("<!-- bench:end -->"),
-    ) else {
+    let (start, end) = (format!("<!-- {name}:start"), format!("<!-- {name}:end -->"));
+    let (Some(a), Some(b)) = (text.find(&start), text.find(&end)) else {
         eprintln!(
-            "{} has no bench:start/bench:end markers; left as is",
+            "{} has no {name}:start/{name}:end markers; left as is",
             path.display()
         );
         return;

@@ -198,6 +198,22 @@ impl Server {
         Usage::parse(&line).unwrap_or_else(|| panic!("bad stats line {line:?}"))
     }
 
+    /// The server's counters (`name=value`; empty for a server that keeps none).
+    pub fn metrics(&mut self) -> Vec<(String, u64)> {
+        writeln!(self.stdin, "METRICS").unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        line.trim()
+            .strip_prefix("METRICS")
+            .unwrap_or_else(|| panic!("bad metrics line {line:?}"))
+            .split_whitespace()
+            .filter_map(|kv| {
+                let (k, v) = kv.split_once('=')?;
+                Some((k.to_string(), v.parse().ok()?))
+            })
+            .collect()
+    }
+
     pub fn stop(mut self) {
         drop(self.stdin);
         let _ = self.child.wait();
@@ -257,25 +273,55 @@ impl Usage {
 
 /// Answers `STATS` on stdin until it closes, then exits the process.
 pub fn control_loop() -> ! {
-    control_loop_then(|| {})
+    control_loop_then(String::new, || {})
 }
 
-/// [`control_loop`], calling `at_exit` when stdin closes.
-fn control_loop_then(at_exit: impl FnOnce()) -> ! {
+/// [`control_loop`], also answering `METRICS` with `metrics()` (`name=value` pairs separated
+/// by blanks; nothing for a server without any), and calling `at_exit` when stdin closes.
+fn control_loop_then(metrics: impl Fn() -> String, at_exit: impl FnOnce()) -> ! {
     let stdin = io::stdin();
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
-        if line.trim() == "STATS" {
-            let u = Usage::now();
-            println!(
-                "STATS {} {} {} {}",
-                u.user_us, u.sys_us, u.vol_cs, u.invol_cs
-            );
-            io::stdout().flush().ok();
+        match line.trim() {
+            "STATS" => {
+                let u = Usage::now();
+                println!(
+                    "STATS {} {} {} {}",
+                    u.user_us, u.sys_us, u.vol_cs, u.invol_cs
+                );
+            }
+            "METRICS" => println!("METRICS {}", metrics()),
+            _ => continue,
         }
+        io::stdout().flush().ok();
     }
     at_exit();
     std::process::exit(0);
+}
+
+/// A spinpark server's counters for `METRICS`, summed over its workers: what its idle
+/// workers did (`openloop.rs` shows them beside the rounds whose tail was long).
+fn spin_counters(rt: &spinpark::Runtime) -> String {
+    let m = rt.metrics();
+    let t = m.total();
+    format!(
+        "probes={} parked_by_choice={} spins_found={} spins_expired={} parks={} lost_cores={} \
+         window_drops={} budget_parks={} flips={} watchdog_wakes={} wakes={} steals={} \
+         long_polls={}",
+        m.spin_probes(),
+        t.parked_by_choice(),
+        t.spins_found_work(),
+        t.spins_expired(),
+        t.parks(),
+        m.spin_lost_cores(),
+        m.spin_window_drops(),
+        m.spin_budget_parks(),
+        m.spin_flips_to_park() + m.spin_flips_to_spin(),
+        m.watchdog_wakes(),
+        m.wakes(),
+        t.steals(),
+        t.long_polls(),
+    )
 }
 
 /// What an adaptive server's spin policy learned, for stderr when it stops.
@@ -312,6 +358,7 @@ fn spin_summary(rt: &spinpark::Runtime) -> String {
 pub fn serve(spec: &Spec) {
     match spec.runtime {
         "spinpark" => serve_spinpark(spec.workers, spec.spin, Handler::of(spec.deadline)),
+        "spinpark-quarter" => serve_spinpark(spec.workers, spec.spin, Handler::Quarter),
         "spinpark-split" => serve_spinpark(spec.workers, spec.spin, Handler::Split),
         "spinpark-autoflush" => serve_spinpark(spec.workers, spec.spin, Handler::AutoFlush),
         "tokio" => serve_tokio(spec.workers, spec.deadline),
@@ -330,7 +377,15 @@ pub fn serve(spec: &Spec) {
 }
 
 fn spinpark_runtime(workers: usize, spin: Option<Spin>) -> spinpark::Runtime {
-    let mut b = spinpark::Builder::new().worker_threads(workers);
+    spinpark_runtime_with(spinpark::Builder::new(), workers, spin)
+}
+
+fn spinpark_runtime_with(
+    b: spinpark::Builder,
+    workers: usize,
+    spin: Option<Spin>,
+) -> spinpark::Runtime {
+    let mut b = b.worker_threads(workers);
     // `Spin::Adaptive` is the runtime's default policy.
     if let Some(Spin::Fixed(s)) = spin {
         b = b.spin(s);
@@ -370,6 +425,9 @@ enum Handler {
     Split,
     /// `serve_futures_io` on the stream wrapped in `spinpark::io::AutoFlush`.
     AutoFlush,
+    /// `serve_futures_io`, on a runtime whose spinning may use a quarter of a core
+    /// (`Builder::spin_budget(0.25)`).
+    Quarter,
 }
 
 impl Handler {
@@ -383,7 +441,11 @@ impl Handler {
 }
 
 fn serve_spinpark(workers: usize, spin: Option<Spin>, handler: Handler) {
-    let rt = spinpark_runtime(workers, spin);
+    let builder = match handler {
+        Handler::Quarter => spinpark::Builder::new().spin_budget(0.25),
+        _ => spinpark::Builder::new(),
+    };
+    let rt = spinpark_runtime_with(builder, workers, spin);
     let listener = listen_spinpark(&rt);
     rt.spawn(async move {
         loop {
@@ -397,7 +459,9 @@ fn serve_spinpark(workers: usize, spin: Option<Spin>, handler: Handler) {
             stream.set_nodelay(true).ok();
             spinpark::spawn(async move {
                 let served = match handler {
-                    Handler::Plain => serve_futures_io(stream, DEFAULT_MAX_FRAME).await,
+                    Handler::Plain | Handler::Quarter => {
+                        serve_futures_io(stream, DEFAULT_MAX_FRAME).await
+                    }
                     Handler::Deadline => deadline::serve_spinpark(stream, DEFAULT_MAX_FRAME).await,
                     Handler::Split => serve_futures_io_split(stream, DEFAULT_MAX_FRAME).await,
                     Handler::AutoFlush => {
@@ -411,10 +475,11 @@ fn serve_spinpark(workers: usize, spin: Option<Spin>, handler: Handler) {
             });
         }
     });
+    let counters = || spin_counters(&rt);
     if spin == Some(Spin::Adaptive) {
-        control_loop_then(|| eprintln!("{}", spin_summary(&rt)))
+        control_loop_then(counters, || eprintln!("{}", spin_summary(&rt)))
     }
-    control_loop();
+    control_loop_then(counters, || {});
 }
 
 /// The floor server (`floor.rs`): its busy-polling thread, and this one on stdin.
