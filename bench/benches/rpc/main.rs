@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo bench --bench rpc                      # sync, async, gap; both layouts (about 4 minutes)
-//! cargo bench --bench rpc -- --quick           # remote layout only, short runs (about 30 s)
+//! cargo bench --bench rpc -- --quick           # remote layout only, short runs, one open-loop round (about a minute)
 //! cargo bench --bench rpc -- --docs            # also refresh docs/bench.md, docs/bench.svg, README's headline
 //! cargo bench --bench rpc -- --layout remote --only "sync T=1,gap 50us" --rounds 5 --spin 100us
 //! cargo bench --bench rpc -- --only "gap 300us" --spin adaptive   # the default policy, named
@@ -98,12 +98,12 @@ enum Layouts {
     name = "rpc",
     bin_name = "cargo bench --bench rpc --",
     about = "The RPC benchmark: the same echo server on spinpark and on tokio, side by side",
-    after_help = "Examples: --quick (about 30 s); --only \"sync T=1,gap 50us\" --rounds 5 \
+    after_help = "Examples: --quick (about a minute); --only openloop; --only \"sync T=1,gap 50us\" --rounds 5 \
                   --spin 100us; --only sweep --windows 0,25us,adaptive; --only kv; \
                   --only neighbour --rounds 5; --only pipelined; --only http --rounds 1 --duration 1"
 )]
 struct Cli {
-    /// Short runs, remote layout only (about 30 s)
+    /// Short runs, remote layout only, one round of the open-loop sweep (about a minute)
     #[arg(long)]
     quick: bool,
     /// Also refresh docs/bench.md's tables, docs/bench.svg and the README's headline (a run without
@@ -478,6 +478,8 @@ fn run(opts: &Options) {
         }),
         quick: opts.quick,
         spin: opts.spin,
+        layout: Layout::remote(),
+        machine: report::machine(),
     });
     if candidates.is_empty()
         && !openloop

@@ -59,7 +59,7 @@ use spinpark_bench::plot::{self, Panel, Series};
 pub const DEFAULT_ROUNDS: usize = 5;
 /// Connections the load is spread over.
 pub const CONNS: usize = 16;
-/// How long each calibration step runs, per server.
+/// How long each calibration step runs, per server (`--quick`: half).
 const CALIBRATE: Duration = Duration::from_millis(500);
 /// The sweep's rates, as fractions of the capacity found by calibration.
 const FRACTIONS: [f64; 11] = [0.02, 0.1, 0.25, 0.4, 0.55, 0.7, 0.8, 0.9, 1.0, 1.15, 1.3];
@@ -78,6 +78,10 @@ pub struct Options {
     pub rounds: usize,
     pub quick: bool,
     pub spin: Option<Spin>,
+    /// The remote layout (`None` with one CPU) and the machine's description, both taken
+    /// when the run starts: the modes that run first pin this process to the client CPUs.
+    pub layout: Option<Layout>,
+    pub machine: String,
 }
 
 /// One configuration: its servers, spinpark's first and tokio's last.
@@ -124,14 +128,13 @@ pub struct Results {
 
 /// Runs the sweep of both configurations; `None` with fewer than 2 CPUs (no remote layout).
 pub fn run(opts: &Options, progress: &mut Progress) -> Option<Results> {
-    let layout = Layout::remote()?;
-    // Before pinning: the machine's CPUs, not the load generator's.
-    let machine = crate::report::machine();
+    let layout = opts.layout.clone()?;
+    let machine = opts.machine.clone();
     pin::pin_current(layout.client_cpus()).expect("pin the load generator");
     let cpu = layout.server_cpus()[0];
     let mut sweeps = Vec::new();
     for cfg in configs(opts) {
-        let capacities = calibrate(&cfg, cpu, progress);
+        let capacities = calibrate(&cfg, cpu, opts.quick, progress);
         // The baseline's capacity sets the sweep (the targets are judged against tokio's
         // saturation); a runtime that kept up with more gets one rate past its own, too.
         let capacity = capacities.last().copied().flatten().unwrap_or(10_000.0);
@@ -217,7 +220,10 @@ pub fn estimate(opts: &Options) -> Duration {
         .sum();
     configs(opts)
         .iter()
-        .map(|c| CALIBRATE * 12 + per_server * (opts.rounds * c.specs.len()) as u32)
+        .map(|c| {
+            let step = if opts.quick { CALIBRATE / 2 } else { CALIBRATE };
+            step * 28 + per_server * (opts.rounds * c.specs.len()) as u32
+        })
         .sum()
 }
 
@@ -277,7 +283,8 @@ fn duration(rate: f64, quick: bool) -> Duration {
 /// Finds each runtime's capacity: the highest rate (x1.5 steps from 10k req/s, refined
 /// once) at which it kept up (achieved at least 90 % of offered, p50 under 500 us). Returns
 /// the capacities in the order of `cfg.specs`, without the budgeted spinpark's (`None`).
-fn calibrate(cfg: &Config, cpu: usize, progress: &mut Progress) -> Vec<Option<f64>> {
+fn calibrate(cfg: &Config, cpu: usize, quick: bool, progress: &mut Progress) -> Vec<Option<f64>> {
+    let step_for = if quick { CALIBRATE / 2 } else { CALIBRATE };
     // The default runtimes only: a budgeted spinpark is not what saturation is judged on.
     let judged: Vec<usize> = (0..cfg.specs.len())
         .filter(|&i| cfg.specs[i].runtime != "spinpark-quarter")
@@ -303,7 +310,7 @@ fn calibrate(cfg: &Config, cpu: usize, progress: &mut Progress) -> Vec<Option<f6
             if !refine && !live[k] {
                 continue;
             }
-            let (o, _) = measure(s, rate, CALIBRATE, cpu);
+            let (o, _) = measure(s, rate, step_for, cpu);
             let ok = o.sample.reqs_per_sec >= 0.9 * rate && o.sample.p50 <= 500.0;
             if ok {
                 best[k] = best[k].max(rate);
@@ -431,6 +438,11 @@ impl Point {
         Spread::of(paired_ratios(&a, &b))
     }
 
+    /// Server `si`'s latency quantile `q` over every round's requests together, us.
+    fn pooled_us(&self, si: usize, q: f64) -> f64 {
+        self.pooled[si].value_at_quantile(q) as f64 / 1000.0
+    }
+
     fn past_saturation(&self, si: usize) -> bool {
         self.spread(si, |o| o.sample.p99).median > SATURATED_P99_US
             || self.spread(si, |o| o.sample.reqs_per_sec).median < 0.95 * self.offered
@@ -476,13 +488,13 @@ impl Sweep {
             self.capacity / 1e3
         )
         .unwrap();
-        writeln!(o, "| offered req/s | server | achieved req/s | p50 (us) | p99 (us) | p99.9 (us) | server CPU per req (us) | ctx sw per req | client cores |").unwrap();
-        writeln!(o, "|---:|---|---:|---:|---:|---:|---:|---:|---:|").unwrap();
+        writeln!(o, "| offered req/s | server | achieved req/s | p50 (us) | p99 (us) | p99.9 (us) | p99 / p99.9, all rounds' requests (us) | server CPU per req (us) | ctx sw per req | client cores |").unwrap();
+        writeln!(o, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|").unwrap();
         for p in &self.points {
             for si in 0..n {
                 writeln!(
                     o,
-                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {:.0} / {:.0} | {} | {} | {} |",
                     if si == 0 {
                         fmt_rate(p.offered)
                     } else {
@@ -493,6 +505,8 @@ impl Sweep {
                     p.spread(si, |o| o.sample.p50).show(1),
                     p.spread(si, |o| o.sample.p99).show(0),
                     p.spread(si, |o| o.sample.p999).show(0),
+                    p.pooled_us(si, 0.99),
+                    p.pooled_us(si, 0.999),
                     p.spread(si, |o| o.sample.server_cpu_us()).show(2),
                     p.spread(si, |o| o.sample.cs).show(3),
                     p.spread(si, |o| o.sample.client_cores).show(2),
@@ -501,13 +515,15 @@ impl Sweep {
             }
             writeln!(
                 o,
-                "| | **{}/{}** | {} | **{}** | **{}** | **{}** | {} | | |",
+                "| | **{}/{}** | {} | **{}** | **{}** | **{}** | {:.2}x / {:.2}x | {} | | |",
                 self.labels[0],
                 self.labels[t],
                 p.ratio(0, |o| o.sample.reqs_per_sec).show_ratio(),
                 p.ratio(0, |o| o.sample.p50).show_ratio(),
                 p.ratio(0, |o| o.sample.p99).show_ratio(),
                 p.ratio(0, |o| o.sample.p999).show_ratio(),
+                p.pooled_us(0, 0.99) / p.pooled_us(t, 0.99),
+                p.pooled_us(0, 0.999) / p.pooled_us(t, 0.999),
                 p.ratio(0, |o| o.sample.server_cpu_us()).show_ratio(),
             )
             .unwrap();
@@ -645,18 +661,18 @@ impl Sweep {
         vec![
             Panel {
                 title: format!("{}: latency against offered load", self.title),
-                x_label: "offered load (k req/s)".into(),
+                x_label: "offered load (k req/s, log scale)".into(),
                 y_label: "latency (us, log scale)".into(),
-                x_log: false,
+                x_log: true,
                 y_log: true,
                 series: latency,
                 x_names: Vec::new(),
             },
             Panel {
                 title: format!("{}: server CPU per request", self.title),
-                x_label: "offered load (k req/s)".into(),
+                x_label: "offered load (k req/s, log scale)".into(),
                 y_label: "server CPU per request (us, log scale)".into(),
-                x_log: false,
+                x_log: true,
                 y_log: true,
                 series: cpu,
                 x_names: Vec::new(),
@@ -675,8 +691,7 @@ impl Sweep {
                     .enumerate()
                     .map(|(si, label)| {
                         let rounds: Vec<Sample> = p.obs[si].iter().map(|o| o.sample).collect();
-                        let pooled = &p.pooled[si];
-                        let q = |x: f64| pooled.value_at_quantile(x) as f64 / 1000.0;
+                        let q = |x: f64| p.pooled_us(si, x);
                         (
                             label.clone(),
                             serde_json::json!({
