@@ -60,11 +60,7 @@
 //! * **Start spinning** (`try_start_spinning`): an awake worker out of work, whose spin
 //!   policy says spin, adds itself to `spinners` if `spinners` plus pending wake-ups is below
 //!   `max_spinners`. Otherwise it parks straight away, so on a small machine there are never
-//!   all cores spinning. With more workers than the process has CPUs (affinity, cgroup
-//!   quota), a worker does not spin while more workers are awake than CPUs, and a spinner
-//!   stops when it sees that (`Idle::crowded`): it would only take the CPU from a worker with
-//!   work. Nor does a worker wake another for its own pushes, or chain-wake, while the awake
-//!   workers fill the CPUs (`Idle::cpus_taken`; `scheduler/schedule.rs`).
+//!   all cores spinning.
 //! * **Stop spinning** (`stop_spinning`): a spinner that found work, or whose window ran out,
 //!   removes itself. If it found work, it then fences and looks again: if more work is queued
 //!   behind what it took and nobody else is looking, it wakes one parked worker (**chain
@@ -233,16 +229,6 @@
 //! The `batch_taken_then_more_queued` and `batch_moved_while_the_spinner_looks` loom models
 //! check it, and their twins that read fewer queues, or do not notify after a move, strand
 //! the task.
-//!
-//! One exception, by choice: with more workers than CPUs, a worker's pushes onto its own
-//! queue (and its chain wakes) wake nobody while as many workers are awake as there are CPUs
-//! (`Idle::cpus_taken`). A woken worker could only take turns with the awake ones on their
-//! CPUs, and whatever it took would wait for its turn, a scheduler slice (milliseconds): at
-//! 35-100k requests/s, two workers on one CPU woke each other thousands of times a second
-//! and the requests they held made spinpark's p99 1.5-4x tokio's (`--only openloop`,
-//! 2026-12-08). Those tasks are then in the position of the LIFO slot: the pusher runs them
-//! after its poll, and if that poll runs long, the watchdog's stuck-work check wakes a
-//! worker for them. Pushes from other threads notify as always.
 //!
 //! None of this adds a wake-up where nobody would miss it: a worker is woken only when a task
 //! is queued, nobody is looking, and a worker is parked, which is exactly when a task pushed
@@ -636,21 +622,6 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
         // Relaxed: a hint; a stale answer costs one spin iteration or one park, and parking
         // is always safe (the announcement re-checks every queue).
         self.cpus != u32::MAX && Word(self.word.load(Relaxed)).awake(self.workers) > self.cpus
-    }
-
-    /// Whether as many workers are awake as the process has CPUs (only possible with more
-    /// workers than CPUs): then waking another one buys no parallelism, only a thread that
-    /// takes turns on a CPU with the ones already running, and holds what it takes while it
-    /// waits for its turn (a scheduler slice, milliseconds). A worker's pushes onto its own
-    /// queue and the chain wakes skip the wake-up then (`scheduler/schedule.rs`): the pusher
-    /// runs its queue after its poll, an awake worker announces and re-checks every queue
-    /// before it parks, as a spinner does, and a poll that runs long is covered by the
-    /// watchdog's stuck-work wake. Never true when every worker has a CPU.
-    #[cfg_attr(loom, allow(dead_code))]
-    pub(crate) fn cpus_taken(&self) -> bool {
-        // Relaxed: a hint, like `crowded`; the protocol's fences are the notify's own, which
-        // a skipped wake-up does not need (see above).
-        self.cpus != u32::MAX && Word(self.word.load(Relaxed)).awake(self.workers) >= self.cpus
     }
 
     /// A snapshot for metrics and tests: (sleepers, spinners, driver parked).

@@ -11,9 +11,7 @@
 //! on spawn order; with one thread there is no steal for the slot to save). Anything else
 //! (spawns and wakes from other threads) goes to the global injector. Every push that another
 //! worker may need to pick up is followed by [`Shared::notify_from`], which wakes a parked
-//! worker only if nobody is looking for work (and, for a worker's push onto its own queue
-//! with more workers than CPUs, only while fewer workers than CPUs are awake); so is every
-//! move of tasks into a busy worker's
+//! worker only if nobody is looking for work; so is every move of tasks into a busy worker's
 //! queue (a batch it took, `worker.rs`), and a worker that stops looking looks at every queue
 //! once more. So no task waits in a queue behind a worker blocked in a long poll while
 //! another worker sleeps (`idle/mod.rs`, "Every queue"). The LIFO slot is the exception,
@@ -73,18 +71,7 @@ impl Shared {
     }
 
     /// Work was made visible: wake a parked worker unless somebody is looking for work.
-    ///
-    /// A worker that pushed onto its own queue (`worker` is `Some`) wakes nobody either while
-    /// as many workers are awake as there are CPUs (`Idle::cpus_taken`, only with more
-    /// workers than CPUs): the woken worker would only take turns on a CPU with the awake
-    /// ones, and hold what it took while it waits for its turn (a scheduler slice). The
-    /// pusher runs its queue once its poll ends, and if that poll runs long, the watchdog
-    /// wakes somebody for the work behind it, as for its LIFO slot (`stuck_work`). A push
-    /// from another thread always notifies: nothing says an awake worker will be done soon.
     pub(crate) fn notify_from(&self, worker: Option<usize>) {
-        if worker.is_some() && self.idle.cpus_taken() {
-            return;
-        }
         let woke = self.idle.notify(|| self.unpark_driver());
         self.count_wake(woke, worker);
     }

@@ -537,7 +537,7 @@ impl<'a> Worker<'a> {
                         }
                         let woke = shared.idle.stop_spinning(
                             true,
-                            || self.more_work_queued() && !shared.idle.cpus_taken(),
+                            || self.more_work_queued(),
                             || shared.unpark_driver(),
                         );
                         shared.count_wake(woke, Some(self.state.index));
@@ -605,10 +605,7 @@ impl<'a> Worker<'a> {
                 now,
                 stuck,
                 || self.next_work(),
-                (
-                    || self.more_work_queued() && !shared.idle.cpus_taken(),
-                    || shared.unpark_driver(),
-                ),
+                (|| self.more_work_queued(), || shared.unpark_driver()),
                 drive,
                 || shared.driver.get().is_some(),
             );
