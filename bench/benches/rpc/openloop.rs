@@ -553,8 +553,8 @@ impl Sweep {
             self.labels[0]
         )
         .unwrap();
-        writeln!(o, "| offered req/s | probes | parked by choice | lost cores | window drops | mode flips | watchdog wakes | wakes | crowded | steal ms | preempted per req, spinpark / tokio |").unwrap();
-        writeln!(o, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|").unwrap();
+        writeln!(o, "| offered req/s | probes | parked by choice | lost cores | window drops | mode flips | watchdog wakes | wakes | steal ms | preempted per req, spinpark / tokio |").unwrap();
+        writeln!(o, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|").unwrap();
         for p in &self.points {
             let c = |name: &str| p.spread(0, |o| per_k(o, name)).median;
             let steal = p
@@ -565,7 +565,7 @@ impl Sweep {
                 .fold(0.0, f64::max);
             writeln!(
                 o,
-                "| {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {steal:.0} | {:.4} / {:.4} |",
+                "| {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {steal:.0} | {:.4} / {:.4} |",
                 fmt_rate(p.offered),
                 c("probes"),
                 c("parked_by_choice"),
@@ -574,7 +574,6 @@ impl Sweep {
                 c("flips"),
                 c("watchdog_wakes"),
                 c("wakes"),
-                c("crowded"),
                 p.spread(0, |o| o.invol_cs).median,
                 p.spread(t, |o| o.invol_cs).median,
             )

@@ -307,7 +307,7 @@ fn spin_counters(rt: &spinpark::Runtime) -> String {
     format!(
         "probes={} parked_by_choice={} spins_found={} spins_expired={} parks={} lost_cores={} \
          window_drops={} budget_parks={} flips={} watchdog_wakes={} wakes={} steals={} \
-         long_polls={} crowded={}",
+         long_polls={}",
         m.spin_probes(),
         t.parked_by_choice(),
         t.spins_found_work(),
@@ -321,7 +321,6 @@ fn spin_counters(rt: &spinpark::Runtime) -> String {
         m.wakes(),
         t.steals(),
         t.long_polls(),
-        t.crowded(),
     )
 }
 

@@ -320,9 +320,6 @@ pub(crate) struct Idle<F: Futex, A: Alarm> {
     watch: Watch<A>,
     workers: u32,
     max_spinners: u32,
-    /// The CPUs the workers may run on (affinity and cgroup quota), when fewer than the
-    /// workers; else `u32::MAX`, and nobody is ever crowded. See [`Idle::crowded`].
-    cpus: u32,
 }
 
 impl<F: Futex, A: Alarm> Idle<F, A> {
@@ -342,17 +339,7 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
             watch: Watch::new(alarm, period),
             workers: workers as u32,
             max_spinners: max_spinners.clamp(1, workers) as u32,
-            cpus: u32::MAX,
         }
-    }
-
-    /// The workers share `cpus` CPUs (`std::thread::available_parallelism`, which follows
-    /// the affinity mask and the cgroup's CPU quota); see [`Idle::crowded`].
-    pub(crate) fn with_cpus(mut self, cpus: usize) -> Self {
-        if cpus < self.workers as usize {
-            self.cpus = cpus.max(1) as u32;
-        }
-        self
     }
 
     fn current(&self) -> Word {
@@ -608,20 +595,6 @@ impl<F: Futex, A: Alarm> Idle<F, A> {
         // Relaxed: a hint; a stale answer only moves one probe by a period.
         let w = Word(self.word.load(Relaxed));
         w.sleepers() + w.driver_parked() as u32 + 1 < self.workers
-    }
-
-    /// Whether more workers are awake than the process has CPUs (only possible with more
-    /// workers than CPUs: two workers in a one-CPU container). A spinner then takes the CPU
-    /// from a worker that has work (the kernel shares one CPU between them in slices of
-    /// milliseconds), so an idle worker parks instead of spinning, and a spinner stops as
-    /// soon as it sees it: the awake workers, and the reactor that whichever parks last
-    /// drives, serve the work, as tokio's do. One relaxed load; never true when every worker
-    /// has a CPU.
-    #[cfg_attr(loom, allow(dead_code))]
-    pub(crate) fn crowded(&self) -> bool {
-        // Relaxed: a hint; a stale answer costs one spin iteration or one park, and parking
-        // is always safe (the announcement re-checks every queue).
-        self.cpus != u32::MAX && Word(self.word.load(Relaxed)).awake(self.workers) > self.cpus
     }
 
     /// A snapshot for metrics and tests: (sleepers, spinners, driver parked).

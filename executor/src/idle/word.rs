@@ -89,12 +89,6 @@ impl Word {
         self.0 & DRIVER != 0
     }
 
-    /// Workers awake out of `workers`: running tasks, spinning, or picked to wake (neither
-    /// counted in `sleepers` nor parked as the driver). They are the threads that want a CPU.
-    pub(crate) fn awake(self, workers: u32) -> u32 {
-        workers.saturating_sub(self.sleepers() + self.driver_parked() as u32)
-    }
-
     /// A driver is parked, or was picked to wake and has not claimed it yet: either way there
     /// is one, and no other worker may become it.
     pub(crate) fn driver_present(self) -> bool {
@@ -467,25 +461,6 @@ mod tests {
         let spinning = spinning.start_spinning(1).unwrap();
         assert_eq!(spinning.pick(), None, "a spinner is looking");
         assert_eq!(spinning.stop_spinning().pick().unwrap().1, Woke::Sleeper);
-    }
-
-    #[test]
-    fn awake_counts_runners_spinners_and_picked_workers_not_parked_ones() {
-        assert_eq!(Word::EMPTY.awake(2), 2);
-        // One of two parks on the futex, then the other as the driver.
-        let (one, _) = Word::EMPTY.announce(2, true, false).unwrap();
-        assert_eq!(one.awake(2), 1);
-        let (none, driver) = one.announce(2, true, false).unwrap();
-        assert!(driver);
-        assert_eq!(none.awake(2), 0);
-        // Picking the driver makes it awake again; so does picking a futex sleeper.
-        let (picked, _) = none.pick().unwrap();
-        assert_eq!(picked.awake(2), 1);
-        let (sleeper_picked, who) = one.pick().unwrap();
-        assert_eq!(who, Woke::Sleeper);
-        assert_eq!(sleeper_picked.awake(2), 2);
-        // A spinner is awake.
-        assert_eq!(one.start_spinning(1).unwrap().awake(2), 1);
     }
 
     #[test]

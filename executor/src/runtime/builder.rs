@@ -581,8 +581,7 @@ impl Builder {
                 WATCH_PERIOD,
                 workers,
                 plan.max_spinners,
-            )
-            .with_cpus(thread::available_parallelism().map_or(workers, |n| n.get())),
+            ),
             policy,
             driver: DriverCell::new(),
             counters: Counters::new(workers),

@@ -80,10 +80,6 @@ worker_counters! {
     /// Idle periods in which the spin policy chose to park at once: a probe of whether
     /// spinning pays, a period while it does not, a spent CPU budget, or a zero window.
     parked_by_choice,
-    /// Idle periods in which the worker parked instead of spinning, or cut its spin window
-    /// short, because as many workers were awake as the process has CPUs (more workers than
-    /// CPUs: a spinner would take the CPU from the worker with the work).
-    crowded,
     /// Time spent spinning, in nanoseconds (wall time of the spin windows, which is CPU time
     /// unless the spinner was preempted).
     spin_nanos,

@@ -503,12 +503,7 @@ impl<'a> Worker<'a> {
         if decision.parks_by_choice() {
             bump(&counters.parked_by_choice);
         }
-        // More workers awake than CPUs: spinning would only delay the one with the work.
-        let crowded = decision.spins() && shared.idle.crowded();
-        if crowded {
-            bump(&counters.crowded);
-        }
-        let mut spinning = decision.spins() && !crowded && shared.idle.try_start_spinning();
+        let mut spinning = decision.spins() && shared.idle.try_start_spinning();
         let spun = spinning;
         // The period is over: work turned up at `at`, `window` into the spin window that
         // caught it, if one did. The worker polled the reactor while it spun, or was woken by
@@ -557,12 +552,6 @@ impl<'a> Worker<'a> {
                         Some(false) => true,
                         None => false,
                     };
-                    if shared.idle.crowded() {
-                        // Another worker woke (to run what this one spawned, or the chain
-                        // wake): on CPUs the workers share, it needs this one's CPU.
-                        bump(&counters.crowded);
-                        break;
-                    }
                     if !window.keep_spinning(polled) {
                         // A long iteration ends the window early only if it holds parking.
                         let held = window
