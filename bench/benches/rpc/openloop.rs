@@ -211,8 +211,8 @@ pub fn run(opts: &Options, progress: &mut Progress) -> Option<Results> {
 
 /// About how long [`run`] takes.
 pub fn estimate(opts: &Options) -> Duration {
-    // Calibration (about six steps of two servers), then per round and server the rates'
-    // durations at a capacity of about 100k req/s.
+    // Calibration (about 14 steps of two servers, from 10k req/s to past 500k), then per
+    // round and server the rates' durations at a capacity of about 100k req/s.
     let rates = rates(100_000.0, opts.quick, &[]);
     let per_server: Duration = rates
         .iter()
@@ -221,8 +221,7 @@ pub fn estimate(opts: &Options) -> Duration {
     configs(opts)
         .iter()
         .map(|c| {
-            let step = if opts.quick { CALIBRATE / 2 } else { CALIBRATE };
-            step * 28 + per_server * (opts.rounds * c.specs.len()) as u32
+            calibration_step(opts.quick) * 28 + per_server * (opts.rounds * c.specs.len()) as u32
         })
         .sum()
 }
@@ -280,11 +279,20 @@ fn duration(rate: f64, quick: bool) -> Duration {
     Duration::from_secs_f64((want / rate).clamp(lo, hi))
 }
 
+/// How long one calibration step runs per server: [`CALIBRATE`], half with `--quick`.
+fn calibration_step(quick: bool) -> Duration {
+    if quick {
+        CALIBRATE / 2
+    } else {
+        CALIBRATE
+    }
+}
+
 /// Finds each runtime's capacity: the highest rate (x1.5 steps from 10k req/s, refined
 /// once) at which it kept up (achieved at least 90 % of offered, p50 under 500 us). Returns
 /// the capacities in the order of `cfg.specs`, without the budgeted spinpark's (`None`).
 fn calibrate(cfg: &Config, cpu: usize, quick: bool, progress: &mut Progress) -> Vec<Option<f64>> {
-    let step_for = if quick { CALIBRATE / 2 } else { CALIBRATE };
+    let step_for = calibration_step(quick);
     // The default runtimes only: a budgeted spinpark is not what saturation is judged on.
     let judged: Vec<usize> = (0..cfg.specs.len())
         .filter(|&i| cfg.specs[i].runtime != "spinpark-quarter")
