@@ -49,7 +49,7 @@ use hdrhistogram::Histogram;
 use crate::load::histogram;
 use crate::pin::{self, Layout};
 use crate::poisson;
-use crate::runner::Progress;
+use crate::runner::{Progress, SETTLE};
 use crate::sample::{Caps, Sample};
 use crate::server::{Server, Spec, Spin, Usage};
 use crate::stats::{paired_ratios, Spread};
@@ -69,8 +69,6 @@ const QUICK_FRACTIONS: [f64; 7] = [0.02, 0.1, 0.3, 0.5, 0.7, 0.9, 1.15];
 const SATURATED_P99_US: f64 = 1000.0;
 /// A round whose spinpark p99 passes tokio's by this much is listed with what happened.
 const TAIL_RATIO: f64 = 1.2;
-/// Lets a server settle into its idle state before each run.
-const SETTLE: Duration = Duration::from_millis(20);
 
 /// What `--only openloop` was asked for.
 #[derive(Debug, Clone)]

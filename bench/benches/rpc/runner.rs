@@ -30,7 +30,7 @@ use crate::sample::{Caps, Sample};
 use crate::server::{Server, Spec, Usage};
 
 /// Lets the server's workers settle into the idle state a mode starts from.
-const SETTLE: Duration = Duration::from_millis(20);
+pub const SETTLE: Duration = Duration::from_millis(20);
 /// About what starting (or restarting) a server process costs.
 const START: Duration = Duration::from_millis(30);
 
